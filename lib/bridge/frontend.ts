@@ -1,0 +1,451 @@
+/**
+ * The front end: a stdio MCP server of revision 2025-11-25 for the client,
+ * with four states and a rule for each message of the client.
+ *
+ * The reader never waits for a request: each frame is handled at once, and
+ * each forwarded request runs on its own. Every request of the client gets
+ * exactly one response, except a canceled request and the requests in flight
+ * at the end of the input, which get none.
+ *
+ * @module
+ */
+
+import { type Frame, LineFramer } from "../jsonrpc/framer.ts";
+import { type IdScan, isBridgeId, scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
+import {
+  idKey,
+  isObject,
+  isRequestId,
+  type Json,
+  type JsonObject,
+  type Message,
+  type RequestId,
+} from "../jsonrpc/message.ts";
+import { classify, parseLine } from "../jsonrpc/parse.ts";
+import { MessageWriter } from "../jsonrpc/writer.ts";
+import type { UpstreamLink } from "../upstream/link.ts";
+import { UpstreamClient } from "../upstream/session.ts";
+import type { Cause } from "./error_table.ts";
+import { BridgeError } from "./errors.ts";
+import { mapDiscoverFailure, mapUpstreamFailure } from "./failures.ts";
+import type { Limits } from "./limits.ts";
+import { formatLimit, roundTimeoutMs } from "./limits.ts";
+import type { Logger } from "./log.ts";
+import { passthroughMeta } from "./meta.ts";
+import type { Profile } from "./profile.ts";
+import { ProgressRelay } from "./progress.ts";
+import { applyResultRules, type ResultContext } from "./results.ts";
+import {
+  type Fallback,
+  FORWARDED_METHODS,
+  forwardParams,
+  hasModernMeta,
+  initializeResult,
+  isInitializeParams,
+  LOGGING_LEVELS,
+  type LoggingLevel,
+  progressToken,
+  setLevelParams,
+  upstreamCapabilities,
+} from "./translate.ts";
+
+/** The states of the front end. */
+export type State = "awaiting_initialize" | "initializing" | "ready" | "closing";
+
+/** Options of a {@linkcode Frontend}. */
+export interface FrontendOptions {
+  readonly profile: Profile;
+  readonly limits: Limits;
+  readonly log: Logger;
+  /** serverInfo when the upstream server gives none. */
+  readonly fallback: Fallback;
+  /** Starts the upstream server. A throw is a spawn failure. */
+  readonly connect: () => UpstreamLink;
+  /** Where the messages for the client go. */
+  readonly output: WritableStream<Uint8Array>;
+}
+
+/** A request of the client in flight. */
+interface Flight {
+  readonly id: RequestId;
+  readonly method: string;
+  readonly controller: AbortController;
+  canceled: boolean;
+}
+
+const CANCEL_REASON_CLIENT = "the client canceled the request";
+const CANCEL_REASON_CLOSED = "the client closed the connection";
+
+/** The front end of one connection. */
+export class Frontend {
+  #options: FrontendOptions;
+  #writer: MessageWriter;
+  #state: State = "awaiting_initialize";
+  /** Why the state is closing: the end of the input, or the loss of the upstream. */
+  #closingCause: "input_ended" | Cause | undefined;
+  #session: UpstreamClient | undefined;
+  #flights = new Map<string, Flight>();
+  #tasks = new Set<Promise<void>>();
+  #level: LoggingLevel | undefined;
+  #upstreamStopped = false;
+  #resultContext: ResultContext | undefined;
+
+  constructor(options: FrontendOptions) {
+    this.#options = options;
+    this.#writer = new MessageWriter(options.output);
+  }
+
+  /** The current state. */
+  get state(): State {
+    return this.#state;
+  }
+
+  /**
+   * Reads the client until the end of its input, then shuts down. Returns the
+   * exit code: 0, or 1 when the upstream server stopped by itself.
+   */
+  async run(input: ReadableStream<Uint8Array>): Promise<number> {
+    const frames = input.pipeThrough(
+      new LineFramer({ maxLineBytes: this.#options.limits.max_line_bytes }),
+    );
+    try {
+      for await (const frame of frames) this.#onFrame(frame);
+    } catch (error) {
+      this.#options.log.error(`the input failed: ${error instanceof Error ? error.name : "error"}`);
+    }
+    await this.shutdown();
+    return this.#upstreamStopped ? 1 : 0;
+  }
+
+  #write(message: Message): void {
+    this.#writer.write(message);
+  }
+
+  #reply(id: RequestId, result: Json): void {
+    this.#write({ jsonrpc: "2.0", id, result });
+  }
+
+  #fail(id: RequestId | null, error: BridgeError): void {
+    this.#write({ jsonrpc: "2.0", id, error: error.toJSON() });
+  }
+
+  /** Runs a task of the connection; shutdown waits for it. */
+  #spawn(task: () => Promise<void>): void {
+    const promise = task().catch((error) => {
+      this.#options.log.error(
+        `internal error: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }).finally(() => this.#tasks.delete(promise));
+    this.#tasks.add(promise);
+  }
+
+  #onFrame(frame: Frame): void {
+    const { limits } = this.#options;
+    if (frame.kind === "too_long") {
+      const head = scanIdFromHead(frame.head);
+      const scan = head.found ? head : scanIdFromTail(frame.tail);
+      this.#rejectLine("line_too_long", scan, `limit: ${limits.max_line_bytes} bytes`);
+      return;
+    }
+    const parsed = parseLine(frame.bytes, limits.max_depth);
+    if (!parsed.ok) {
+      const detail = parsed.cause === "too_deep" ? `limit: ${limits.max_depth} levels` : undefined;
+      this.#rejectLine(parsed.cause, scanIdFromHead(frame.bytes), detail);
+      return;
+    }
+    const message = classify(parsed.value);
+    switch (message.kind) {
+      case "request":
+        this.#onRequest(message.id, message.method, message.params);
+        return;
+      case "notification":
+        this.#onNotification(message.method, message.params);
+        return;
+      case "response":
+        this.#onResponse(message.id, message.message);
+        return;
+      case "invalid": {
+        const value = parsed.value;
+        const rawId = isObject(value) ? value.id : undefined;
+        if (isRequestId(rawId) && isBridgeId(rawId, this.#options.profile.request_id_prefix)) {
+          this.#onInvalidAnswer(rawId);
+        } else if (message.replyId !== undefined) {
+          this.#fail(message.replyId, BridgeError.of("invalid_request_shape"));
+        } else {
+          this.#options.log.debug("dropped a response of the client that is not valid");
+        }
+      }
+    }
+  }
+
+  /** The error of a line that is not a message, with the id that the scan found. */
+  #rejectLine(
+    cause: "line_too_long" | "too_deep" | "parse_error",
+    scan: IdScan,
+    detail?: string,
+  ): void {
+    const id = scan.found ? scan.id : null;
+    if (id !== null && isBridgeId(id, this.#options.profile.request_id_prefix)) {
+      this.#onInvalidAnswer(id);
+      return;
+    }
+    this.#fail(id, BridgeError.of(cause, detail));
+  }
+
+  /** A line that is not valid answers a request of the bridge (input rounds). */
+  #onInvalidAnswer(id: RequestId): void {
+    this.#options.log.debug(`dropped an answer that is not valid for ${String(id)}`);
+  }
+
+  #onResponse(id: RequestId, _message: JsonObject): void {
+    this.#options.log.debug(`dropped a response of the client for the unknown id ${String(id)}`);
+  }
+
+  #onNotification(method: string, params: Json | undefined): void {
+    switch (method) {
+      case "notifications/cancelled": {
+        const requestId = isObject(params) ? params.requestId : undefined;
+        if (!isRequestId(requestId)) return; // no requestId: the bridge declares no tasks
+        const flight = this.#flights.get(idKey(requestId));
+        if (!flight || flight.canceled) return;
+        flight.canceled = true;
+        flight.controller.abort(CANCEL_REASON_CLIENT);
+        return;
+      }
+      case "notifications/initialized":
+      case "notifications/roots/list_changed":
+        return;
+      default:
+        this.#options.log.debug(`ignored the notification ${method}`);
+    }
+  }
+
+  #onRequest(id: RequestId, method: string, params: Json | undefined): void {
+    switch (method) {
+      case "ping":
+        this.#reply(id, {});
+        return;
+      case "logging/setLevel": {
+        const level = setLevelParams(params);
+        if (level === undefined) {
+          this.#fail(id, BridgeError.of("invalid_params"));
+          return;
+        }
+        this.#level = level;
+        this.#reply(id, {});
+        return;
+      }
+      case "server/discover":
+        this.#fail(id, BridgeError.of("method_not_found"));
+        return;
+    }
+    if (this.#state === "closing") {
+      // After the end of the input nothing more is read; after the loss of the upstream:
+      if (this.#closingCause !== "input_ended") {
+        this.#fail(
+          id,
+          BridgeError.of(this.#closingCause === "closed" ? "closed" : "upstream_exited"),
+        );
+      }
+      return;
+    }
+    if (method === "initialize") {
+      if (this.#state !== "awaiting_initialize") {
+        this.#fail(id, BridgeError.of("already_initialized"));
+        return;
+      }
+      this.#initialize(id, params);
+      return;
+    }
+    if (this.#state !== "ready") {
+      this.#fail(
+        id,
+        BridgeError.of(hasModernMeta(params) ? "method_not_found" : "not_initialized"),
+      );
+      return;
+    }
+    if (!FORWARDED_METHODS.has(method)) {
+      this.#fail(id, BridgeError.of("method_not_found"));
+      return;
+    }
+    this.#forward(id, method, params);
+  }
+
+  /** Adds a flight, or answers at once above the limit. */
+  #track(id: RequestId, method: string): Flight | undefined {
+    if (this.#flights.size >= this.#options.limits.max_in_flight_requests) {
+      this.#fail(id, BridgeError.of("too_many_requests"));
+      return undefined;
+    }
+    const key = idKey(id);
+    if (this.#flights.has(key)) {
+      this.#fail(
+        id,
+        BridgeError.of("invalid_request_shape", "the id belongs to a request in flight"),
+      );
+      return undefined;
+    }
+    const flight: Flight = { id, method, controller: new AbortController(), canceled: false };
+    this.#flights.set(key, flight);
+    return flight;
+  }
+
+  #untrack(flight: Flight): void {
+    const key = idKey(flight.id);
+    if (this.#flights.get(key) === flight) this.#flights.delete(key);
+  }
+
+  #initialize(id: RequestId, params: Json | undefined): void {
+    this.#state = "initializing";
+    if (!isInitializeParams(params)) {
+      this.#state = "awaiting_initialize";
+      this.#fail(id, BridgeError.of("invalid_params"));
+      return;
+    }
+    const flight = this.#track(id, "initialize");
+    if (!flight) {
+      this.#state = "awaiting_initialize";
+      return;
+    }
+    const { log, limits, profile, fallback } = this.#options;
+    this.#spawn(async () => {
+      try {
+        let link: UpstreamLink;
+        try {
+          link = this.#options.connect();
+        } catch (error) {
+          log.error(
+            `cannot start the upstream server: ${error instanceof Error ? error.name : "error"}`,
+          );
+          this.#state = "awaiting_initialize";
+          if (!flight.canceled) this.#fail(id, BridgeError.of("spawn_failed"));
+          return;
+        }
+        const session = new UpstreamClient(link, {
+          clientInfo: params.clientInfo as JsonObject,
+          capabilities: upstreamCapabilities(params.capabilities),
+          onLogMessage: (log) => this.#onUpstreamLog(log),
+          debug: (message) => log.debug(message),
+        });
+        let discover: JsonObject;
+        try {
+          discover = await session.discover(limits.discover_timeout_ms, flight.controller.signal);
+        } catch (error) {
+          this.#spawn(() => session.close());
+          this.#state = "awaiting_initialize";
+          if (flight.canceled) return;
+          log.error("server/discover failed");
+          this.#fail(id, mapDiscoverFailure(error, formatLimit(limits.discover_timeout_ms)));
+          return;
+        }
+        if (flight.canceled) {
+          this.#spawn(() => session.close());
+          this.#state = "awaiting_initialize";
+          return;
+        }
+        const icons = link.isRemote ? "data_only" : "all";
+        this.#session = session;
+        this.#resultContext = { quirks: profile.quirks, icons, log };
+        this.#state = "ready";
+        this.#spawn(() => this.#watchUpstream(session));
+        this.#reply(id, initializeResult(profile, discover, fallback, icons));
+      } finally {
+        this.#untrack(flight);
+      }
+    });
+  }
+
+  async #watchUpstream(session: UpstreamClient): Promise<void> {
+    const end = await session.done;
+    if (this.#state === "closing") return; // the bridge closed it
+    this.#state = "closing";
+    this.#closingCause = end.kind === "exited"
+      ? "upstream_exited"
+      : end.kind === "failed"
+      ? "transport_failed"
+      : "closed";
+    this.#upstreamStopped = true;
+    this.#options.log.error(
+      end.kind === "exited"
+        ? `the upstream server process stopped with the code ${end.code}`
+        : "the upstream connection closed",
+    );
+  }
+
+  #onUpstreamLog(params: JsonObject): void {
+    const level = params.level as LoggingLevel;
+    const client = this.#level;
+    if (client === undefined || LOGGING_LEVELS.indexOf(level) < LOGGING_LEVELS.indexOf(client)) {
+      return;
+    }
+    if (!LOGGING_LEVELS.includes(level)) return;
+    const out: JsonObject = { level, data: params.data ?? null };
+    if (typeof params.logger === "string") out.logger = params.logger;
+    this.#write({ jsonrpc: "2.0", method: "notifications/message", params: out });
+  }
+
+  #forward(id: RequestId, method: string, rawParams: Json | undefined): void {
+    const session = this.#session;
+    const flight = this.#track(id, method);
+    if (!flight || !session) return;
+    const { limits, profile } = this.#options;
+    const { params, meta } = forwardParams(rawParams);
+    const token = progressToken(meta);
+    const relay = token === undefined
+      ? undefined
+      : new ProgressRelay(token, limits.max_progress_per_second, (n) => this.#write(n));
+    const timeoutMs = roundTimeoutMs(limits, method, 1);
+    const passMeta = passthroughMeta(meta, profile.meta_passthrough);
+    this.#spawn(async () => {
+      try {
+        const raw = await session.request(method, params, {
+          timeoutMs,
+          signal: flight.controller.signal,
+          ...(relay && { onProgress: (p) => relay.relay(p) }),
+          ...(passMeta && { meta: passMeta }),
+          ...(this.#level && { logLevel: this.#level }),
+        });
+        relay?.stop();
+        if (flight.canceled) return;
+        if (isObject(raw) && raw.resultType === "input_required") {
+          this.#fail(id, BridgeError.of("hook_failed"));
+          return;
+        }
+        this.#reply(id, applyResultRules(method, raw, this.#resultContext!));
+      } catch (error) {
+        relay?.stop();
+        if (flight.canceled) return;
+        this.#fail(id, mapUpstreamFailure(error, method, formatLimit(timeoutMs)));
+      } finally {
+        this.#untrack(flight);
+      }
+    });
+  }
+
+  /**
+   * The end of the input: cancels each request in flight (they get no
+   * response), waits for the tasks for at most the shutdown grace, then
+   * closes the upstream client and the output.
+   */
+  async shutdown(): Promise<void> {
+    if (this.#state !== "closing") {
+      this.#state = "closing";
+      this.#closingCause = "input_ended";
+    }
+    for (const flight of this.#flights.values()) {
+      flight.canceled = true;
+      flight.controller.abort(CANCEL_REASON_CLOSED);
+    }
+    await this.#waitForTasks(this.#options.limits.shutdown_grace_ms);
+    await this.#session?.close();
+    await this.#waitForTasks(this.#options.limits.shutdown_grace_ms);
+    await this.#writer.close();
+  }
+
+  async #waitForTasks(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, ms));
+    await Promise.race([Promise.allSettled([...this.#tasks]), grace]);
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The log of the bridge: one line per event on stderr, tagged with the
+ * profile name and the level. stdout is the protocol and never gets a log.
+ *
+ * @module
+ */
+
+/** The levels of the log, from the most to the least important. */
+export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
+
+/** A level of the log. */
+export type LogLevel = typeof LOG_LEVELS[number];
+
+/** True for a name of {@linkcode LOG_LEVELS}. */
+export function isLogLevel(value: unknown): value is LogLevel {
+  return typeof value === "string" && (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+/** Where log lines go. */
+export interface Logger {
+  error(message: string): void;
+  warn(message: string): void;
+  info(message: string): void;
+  debug(message: string): void;
+}
+
+const encoder = new TextEncoder();
+
+/** A logger that writes `[tag] level: message` lines with a synchronous write. */
+export function createLogger(
+  tag: string,
+  level: LogLevel,
+  sink: (line: string) => void = (line) => {
+    try {
+      Deno.stderr.writeSync(encoder.encode(line));
+    } catch {
+      // stderr is closed: the log has nowhere to go.
+    }
+  },
+): Logger {
+  const rank = LOG_LEVELS.indexOf(level);
+  const line = (at: LogLevel) => (message: string) => {
+    if (LOG_LEVELS.indexOf(at) > rank) return;
+    // One event is one line: newlines inside the message would split it.
+    sink(`[${tag}] ${at}: ${message.replaceAll(/\r?\n/g, " ")}\n`);
+  };
+  return { error: line("error"), warn: line("warn"), info: line("info"), debug: line("debug") };
+}
+
+/** A logger that drops every line. */
+export const SILENT_LOGGER: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+
+/** Sends every `console` method to stderr: SDK code calls `console.debug`. */
+export function redirectConsoleToStderr(): void {
+  const toStderr = (...args: unknown[]) => {
+    const text = args.map((a) => typeof a === "string" ? a : Deno.inspect(a)).join(" ");
+    try {
+      Deno.stderr.writeSync(encoder.encode(text + "\n"));
+    } catch {
+      // stderr is closed.
+    }
+  };
+  for (
+    const method of ["log", "debug", "info", "warn", "error", "trace", "dir", "table"] as const
+  ) {
+    (console as unknown as Record<string, unknown>)[method] = toStderr;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Finds the id of a line that cannot be parsed, without parsing it.
+ *
+ * The head scan walks the bytes from the start and reads the member `id` of
+ * the top-level object. The tail scan reads a line that is too long from its
+ * end: the TypeScript SDK 1.x writes the id as the last member, so the line
+ * ends with `"id":<value>}`.
+ *
+ * @module
+ */
+
+import type { RequestId } from "./message.ts";
+
+/** What a scan found. */
+export type IdScan =
+  /** No id member was found. */
+  | { readonly found: false }
+  /** An id member with a string or an integer. */
+  | { readonly found: true; readonly id: RequestId }
+  /** An id member with null or another type. */
+  | { readonly found: true; readonly id: null };
+
+const NOT_FOUND: IdScan = { found: false };
+const BAD_ID: IdScan = { found: true, id: null };
+
+function isSpace(b: number | undefined): boolean {
+  return b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+}
+
+/** Reads a JSON string that starts at `start` (a quote); returns its end. */
+function stringEnd(bytes: Uint8Array, start: number): number {
+  for (let i = start + 1; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b === 0x5c) i++;
+    else if (b === 0x22) return i + 1;
+  }
+  return -1;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Reads the value text `bytes[start, end)` as an id. */
+function readId(bytes: Uint8Array, start: number, end: number): IdScan {
+  let text: string;
+  try {
+    text = decoder.decode(bytes.subarray(start, end)).trim();
+  } catch {
+    return BAD_ID;
+  }
+  if (text.startsWith('"')) {
+    try {
+      const value: unknown = JSON.parse(text);
+      return typeof value === "string" ? { found: true, id: value } : BAD_ID;
+    } catch {
+      return BAD_ID;
+    }
+  }
+  if (/^-?(0|[1-9][0-9]*)$/.test(text)) {
+    const n = Number(text);
+    return Number.isSafeInteger(n) ? { found: true, id: n } : BAD_ID;
+  }
+  return BAD_ID;
+}
+
+/**
+ * Scans from the start of a line for the member `id` of the top-level object.
+ * Nested members named `id` do not count. A line cut short (the head of a
+ * too-long line) gives `found: false` when the id is not in the bytes.
+ *
+ * @example
+ * ```ts
+ * import { scanIdFromHead } from "./id_scan.ts";
+ * const scan = scanIdFromHead(new TextEncoder().encode('{"params":{"id":1},"id":"b-2",'));
+ * if (!scan.found || scan.id !== "b-2") throw new Error("expected b-2");
+ * ```
+ */
+export function scanIdFromHead(bytes: Uint8Array): IdScan {
+  let i = 0;
+  while (isSpace(bytes[i])) i++;
+  if (bytes[i] !== 0x7b) return NOT_FOUND;
+  let depth = 0;
+  for (; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b === 0x22) {
+      const end = stringEnd(bytes, i);
+      if (end === -1) return NOT_FOUND;
+      if (depth === 1 && end - i === 4 && bytes[i + 1] === 0x69 && bytes[i + 2] === 0x64) {
+        let j = end;
+        while (isSpace(bytes[j])) j++;
+        if (bytes[j] === 0x3a) return valueAt(bytes, j + 1);
+      }
+      i = end - 1;
+    } else if (b === 0x7b || b === 0x5b) {
+      depth++;
+    } else if (b === 0x7d || b === 0x5d) {
+      depth--;
+      if (depth === 0) return NOT_FOUND;
+    }
+  }
+  return NOT_FOUND;
+}
+
+/** Reads the value of a member that starts at `start`, after the colon. */
+function valueAt(bytes: Uint8Array, start: number): IdScan {
+  let i = start;
+  while (isSpace(bytes[i])) i++;
+  if (i >= bytes.length) return NOT_FOUND;
+  if (bytes[i] === 0x22) {
+    const end = stringEnd(bytes, i);
+    return end === -1 ? NOT_FOUND : readId(bytes, i, end);
+  }
+  let end = i;
+  while (end < bytes.length && bytes[end] !== 0x2c && bytes[end] !== 0x7d && !isSpace(bytes[end])) {
+    end++;
+  }
+  if (end === bytes.length) return NOT_FOUND; // the value may go on past the head
+  return readId(bytes, i, end);
+}
+
+/**
+ * Scans the end of a line for a last member `"id":<value>` of the top-level
+ * object, as the TypeScript SDK 1.x writes it.
+ */
+export function scanIdFromTail(bytes: Uint8Array): IdScan {
+  let end = bytes.length;
+  while (end > 0 && isSpace(bytes[end - 1])) end--;
+  if (bytes[end - 1] !== 0x7d) return NOT_FOUND;
+  end--;
+  while (end > 0 && isSpace(bytes[end - 1])) end--;
+  const valueEnd = end;
+  let start: number;
+  if (bytes[valueEnd - 1] === 0x22) {
+    // A string value: walk back to its opening quote, past escaped quotes.
+    start = -1;
+    for (let i = valueEnd - 2; i >= 0; i--) {
+      if (bytes[i] !== 0x22) continue;
+      let slashes = 0;
+      for (let k = i - 1; k >= 0 && bytes[k] === 0x5c; k--) slashes++;
+      if (slashes % 2 === 0) {
+        start = i;
+        break;
+      }
+    }
+    if (start === -1) return NOT_FOUND;
+  } else {
+    start = valueEnd;
+    while (start > 0 && bytes[start - 1] !== 0x3a && bytes[start - 1] !== 0x2c) start--;
+  }
+  let k = start;
+  while (k > 0 && isSpace(bytes[k - 1])) k--;
+  if (bytes[k - 1] !== 0x3a) return NOT_FOUND;
+  k--;
+  while (k > 0 && isSpace(bytes[k - 1])) k--;
+  // The key must be exactly "id".
+  if (k < 4 || bytes[k - 1] !== 0x22 || bytes[k - 2] !== 0x64 || bytes[k - 3] !== 0x69) {
+    return NOT_FOUND;
+  }
+  if (bytes[k - 4] !== 0x22) return NOT_FOUND;
+  let p = k - 4;
+  while (p > 0 && isSpace(bytes[p - 1])) p--;
+  // The member must follow a comma or the opening brace, not sit in a string.
+  if (p > 0 && bytes[p - 1] !== 0x2c && bytes[p - 1] !== 0x7b) return NOT_FOUND;
+  return readId(bytes, start, valueEnd);
+}
+
+/** The id of the bridge's own requests starts with this prefix by default. */
+export function isBridgeId(id: RequestId, prefix: string): boolean {
+  return typeof id === "string" && id.startsWith(prefix);
+}

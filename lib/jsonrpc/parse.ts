@@ -1,0 +1,121 @@
+/**
+ * Parsing of one line: strict UTF-8, a nesting limit that fails fast, and the
+ * classification of the value as a JSON-RPC 2.0 message.
+ *
+ * @module
+ */
+
+import { isObject, isRequestId, type Json, type JsonObject, type RequestId } from "./message.ts";
+
+/** The default nesting limit of a message. */
+export const DEFAULT_MAX_DEPTH = 64;
+
+/** Why a line is not a message. The names are causes of the error table. */
+export type ParseFailure = "parse_error" | "too_deep";
+
+/** The outcome of {@linkcode parseLine}. */
+export type ParseOutcome =
+  | { readonly ok: true; readonly value: Json }
+  | { readonly ok: false; readonly cause: ParseFailure };
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * Returns the deepest nesting of arrays and objects in a JSON text, or stops
+ * with `Infinity` as soon as it passes `limit`. It does not recurse and does
+ * not validate the text; strings are skipped with their escapes.
+ */
+export function nestingDepth(bytes: Uint8Array, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c) i++; // backslash: skip the escaped byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) {
+      inString = true;
+    } else if (b === 0x7b || b === 0x5b) {
+      if (++depth > limit) return Infinity;
+      if (depth > deepest) deepest = depth;
+    } else if (b === 0x7d || b === 0x5d) {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+/**
+ * Parses one line: invalid UTF-8 and invalid JSON are `parse_error`; more than
+ * `maxDepth` levels of nesting are `too_deep`, found before any parse.
+ *
+ * @example
+ * ```ts
+ * import { parseLine } from "./parse.ts";
+ * const out = parseLine(new TextEncoder().encode("[[[]]]"), 2);
+ * if (out.ok || out.cause !== "too_deep") throw new Error("expected too_deep");
+ * ```
+ */
+export function parseLine(bytes: Uint8Array, maxDepth: number = DEFAULT_MAX_DEPTH): ParseOutcome {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return { ok: false, cause: "parse_error" };
+  }
+  if (nestingDepth(bytes, maxDepth) === Infinity) return { ok: false, cause: "too_deep" };
+  try {
+    return { ok: true, value: JSON.parse(text) as Json };
+  } catch {
+    return { ok: false, cause: "parse_error" };
+  }
+}
+
+/** A JSON value classified as a JSON-RPC 2.0 message. */
+export type Classified =
+  | {
+    readonly kind: "request";
+    readonly id: RequestId;
+    readonly method: string;
+    readonly params: Json | undefined;
+  }
+  | { readonly kind: "notification"; readonly method: string; readonly params: Json | undefined }
+  | { readonly kind: "response"; readonly id: RequestId; readonly message: JsonObject }
+  /** Not a message. `replyId` is the id of the error response, or `undefined` for no response. */
+  | { readonly kind: "invalid"; readonly replyId: RequestId | null | undefined };
+
+/**
+ * Classifies a parsed value. A request needs `jsonrpc: "2.0"`, a string method
+ * and, when it has an id, a string or integer id. A response of the client
+ * with a null id or an id of another type, and an error response without an
+ * id, get no answer.
+ */
+export function classify(value: Json): Classified {
+  if (!isObject(value)) return { kind: "invalid", replyId: null };
+  const hasId = Object.hasOwn(value, "id");
+  const id = value.id;
+  const validId = hasId && isRequestId(id);
+  const isRpc = value.jsonrpc === "2.0";
+  if (Object.hasOwn(value, "method")) {
+    if (!isRpc || typeof value.method !== "string") {
+      return { kind: "invalid", replyId: validId ? id : null };
+    }
+    if (!hasId) return { kind: "notification", method: value.method, params: value.params };
+    if (!validId) return { kind: "invalid", replyId: null };
+    return { kind: "request", id, method: value.method, params: value.params };
+  }
+  const isResult = Object.hasOwn(value, "result");
+  const isError = Object.hasOwn(value, "error");
+  if (isResult || isError) {
+    // A response never gets an answer, valid or not.
+    if (!validId || !isRpc || isResult === isError) return { kind: "invalid", replyId: undefined };
+    if (isError && !isErrorObject(value.error)) return { kind: "invalid", replyId: undefined };
+    return { kind: "response", id, message: value };
+  }
+  return { kind: "invalid", replyId: validId ? id : null };
+}
+
+function isErrorObject(value: Json | undefined): boolean {
+  return isObject(value) && Number.isInteger(value.code) && typeof value.message === "string";
+}

@@ -1,0 +1,303 @@
+/**
+ * The upstream client: a client of revision 2026-07-28 on top of an
+ * {@linkcode UpstreamLink}. It sends server/discover and the forwarded
+ * requests with the `_meta` envelope, matches responses, routes progress to
+ * its request, cancels, and applies a time limit to each request.
+ *
+ * Why not the `Client` of SDK v2: it validates each result against the
+ * schemas of the revision and rejects results that the bridge must repair
+ * and pass on (`nextCursor: null`, a `ttlMs` without `cacheScope`), it
+ * caches list results, and its stdio transport probes on a second process.
+ * The bridge needs each result as the upstream server wrote it.
+ *
+ * @module
+ */
+
+import {
+  type ErrorObject,
+  isObject,
+  isRequestId,
+  type Json,
+  type JsonObject,
+  type Message,
+  type RequestId,
+} from "../jsonrpc/message.ts";
+import type { LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
+
+/** The revision that the bridge speaks to the upstream server. */
+export const UPSTREAM_PROTOCOL_VERSION = "2026-07-28";
+
+/** The keys of the `_meta` envelope of revision 2026-07-28. */
+export const ENVELOPE_KEYS = {
+  protocolVersion: "io.modelcontextprotocol/protocolVersion",
+  clientInfo: "io.modelcontextprotocol/clientInfo",
+  clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+  logLevel: "io.modelcontextprotocol/logLevel",
+} as const;
+
+/** Why an upstream request failed. */
+export type FailureKind =
+  /** The upstream server answered with an error object. */
+  | "rpc"
+  /** No response in the time limit. */
+  | "timeout"
+  /** The caller's signal aborted the request. */
+  | "canceled"
+  /** The child process stopped. */
+  | "exited"
+  /** The link closed, or was closed. */
+  | "closed"
+  /** The transport failed. */
+  | "transport_failed"
+  /** The response could not be read (too long, not JSON, no result). */
+  | "invalid_response";
+
+/** A failed upstream request. `error` is the upstream error object of an `rpc` failure. */
+export class UpstreamFailure extends Error {
+  readonly kind: FailureKind;
+  readonly error: ErrorObject | undefined;
+  constructor(kind: FailureKind, error?: ErrorObject) {
+    super(
+      kind === "rpc" && error ? `upstream error ${error.code}` : `upstream request failed: ${kind}`,
+    );
+    this.name = "UpstreamFailure";
+    this.kind = kind;
+    this.error = error;
+  }
+}
+
+/** The progress of the upstream server for one request. */
+export interface UpstreamProgress {
+  readonly progress: Json | undefined;
+  readonly total: Json | undefined;
+  readonly message: Json | undefined;
+}
+
+/** Options of one upstream request. */
+export interface UpstreamRequestOptions {
+  /** The time limit of this request. */
+  readonly timeoutMs: number;
+  /** Aborting it cancels the request upstream; the reason is the cancel reason. */
+  readonly signal?: AbortSignal;
+  /** When set, the request carries a progress token and gets its progress. */
+  readonly onProgress?: (progress: UpstreamProgress) => void;
+  /** `_meta` keys of the client that may go upstream (already filtered). */
+  readonly meta?: JsonObject;
+  /** The level of the client, for `io.modelcontextprotocol/logLevel`. */
+  readonly logLevel?: string;
+}
+
+/** What the upstream client needs to know of the client. */
+export interface UpstreamClientOptions {
+  readonly clientInfo: JsonObject;
+  readonly capabilities: JsonObject;
+  /** Valid notifications/message of the upstream server. */
+  readonly onLogMessage?: (params: JsonObject) => void;
+  /** Every other notification; the default drops it. */
+  readonly onNotification?: (method: string, params: JsonObject | undefined) => void;
+  /** A debug line for what the client drops. */
+  readonly debug?: (message: string) => void;
+}
+
+interface Pending {
+  resolve(result: Json): void;
+  reject(failure: UpstreamFailure): void;
+  onProgress: ((progress: UpstreamProgress) => void) | undefined;
+}
+
+/** The upstream client of the bridge. */
+export class UpstreamClient {
+  readonly link: UpstreamLink;
+  #options: UpstreamClientOptions;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #end: LinkEnd | undefined;
+  /** Resolves when the reader has seen the end of the link. */
+  readonly done: Promise<LinkEnd>;
+
+  constructor(link: UpstreamLink, options: UpstreamClientOptions) {
+    this.link = link;
+    this.#options = options;
+    this.done = this.#read();
+  }
+
+  /** How the link ended, once it did. */
+  get end(): LinkEnd | undefined {
+    return this.#end;
+  }
+
+  async #read(): Promise<LinkEnd> {
+    try {
+      for await (const frame of this.link.incoming) this.#onFrame(frame);
+    } catch {
+      // A read error ends the link like its end.
+    }
+    // stdout ended; the status of the child tells whether it stopped.
+    const end = await this.link.ended;
+    this.#end = end;
+    const kind: FailureKind = end.kind === "exited"
+      ? "exited"
+      : end.kind === "failed"
+      ? "transport_failed"
+      : "closed";
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const entry of pending) entry.reject(new UpstreamFailure(kind));
+    return end;
+  }
+
+  #onFrame(frame: UpstreamFrame): void {
+    if (frame.kind === "invalid") {
+      if (typeof frame.id === "number") {
+        this.#settle(frame.id, (p) => p.reject(new UpstreamFailure("invalid_response")));
+      } else this.#options.debug?.("dropped an upstream line that is not a message");
+      return;
+    }
+    const msg = frame.value;
+    const method = msg.method;
+    if (typeof method === "string") {
+      const params = isObject(msg.params) ? msg.params : undefined;
+      if (Object.hasOwn(msg, "id")) {
+        this.#answerServerRequest(msg.id ?? null, method);
+        return;
+      }
+      this.#onNotification(method, params);
+      return;
+    }
+    const id = msg.id;
+    if (typeof id !== "number") return;
+    if (Object.hasOwn(msg, "error")) {
+      const error = msg.error;
+      if (isObject(error) && Number.isInteger(error.code) && typeof error.message === "string") {
+        const obj: ErrorObject = error.data === undefined
+          ? { code: error.code as number, message: error.message }
+          : { code: error.code as number, message: error.message, data: error.data };
+        this.#settle(id, (p) => p.reject(new UpstreamFailure("rpc", obj)));
+      } else {
+        this.#settle(id, (p) => p.reject(new UpstreamFailure("invalid_response")));
+      }
+    } else if (Object.hasOwn(msg, "result")) {
+      this.#settle(id, (p) => p.resolve(msg.result ?? null));
+    } else {
+      this.#settle(id, (p) => p.reject(new UpstreamFailure("invalid_response")));
+    }
+  }
+
+  #settle(id: number, action: (pending: Pending) => void): void {
+    const entry = this.#pending.get(id);
+    if (!entry) {
+      this.#options.debug?.(`dropped an upstream response for the unknown id ${id}`);
+      return;
+    }
+    this.#pending.delete(id);
+    action(entry);
+  }
+
+  #onNotification(method: string, params: JsonObject | undefined): void {
+    if (method === "notifications/progress") {
+      const token = params?.progressToken;
+      const entry = typeof token === "number" ? this.#pending.get(token) : undefined;
+      entry?.onProgress?.({
+        progress: params?.progress,
+        total: params?.total,
+        message: params?.message,
+      });
+      return;
+    }
+    if (method === "notifications/message") {
+      if (params && typeof params.level === "string" && Object.hasOwn(params, "data")) {
+        this.#options.onLogMessage?.(params);
+      }
+      return;
+    }
+    if (this.#options.onNotification) this.#options.onNotification(method, params);
+    else this.#options.debug?.(`dropped the upstream notification ${method}`);
+  }
+
+  /** Revision 2026-07-28 has no requests from the server; only ping gets a result. */
+  #answerServerRequest(id: Json, method: string): void {
+    if (!isRequestId(id)) return;
+    const reply: Message = method === "ping"
+      ? { jsonrpc: "2.0", id, result: {} }
+      : { jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } };
+    this.link.send(reply).catch(() => {});
+  }
+
+  #envelope(extra: JsonObject | undefined, logLevel: string | undefined): JsonObject {
+    const meta: JsonObject = { ...extra };
+    meta[ENVELOPE_KEYS.protocolVersion] = UPSTREAM_PROTOCOL_VERSION;
+    meta[ENVELOPE_KEYS.clientInfo] = this.#options.clientInfo;
+    meta[ENVELOPE_KEYS.clientCapabilities] = this.#options.capabilities;
+    if (logLevel !== undefined) meta[ENVELOPE_KEYS.logLevel] = logLevel;
+    return meta;
+  }
+
+  /** server/discover, with its time limit. */
+  async discover(timeoutMs: number, signal?: AbortSignal): Promise<JsonObject> {
+    const result = await this.request(
+      "server/discover",
+      {},
+      signal ? { timeoutMs, signal } : { timeoutMs },
+    );
+    if (!isObject(result)) throw new UpstreamFailure("invalid_response");
+    return result;
+  }
+
+  /** Sends one request and waits for its raw result. Rejects with {@linkcode UpstreamFailure}. */
+  request(method: string, params: JsonObject, options: UpstreamRequestOptions): Promise<Json> {
+    if (this.#end) {
+      const kind: FailureKind = this.#end.kind === "exited" ? "exited" : "closed";
+      return Promise.reject(new UpstreamFailure(kind));
+    }
+    const { signal, onProgress } = options;
+    if (signal?.aborted) return Promise.reject(new UpstreamFailure("canceled"));
+    const id = this.#nextId++;
+    const meta = this.#envelope(options.meta, options.logLevel);
+    if (onProgress) meta.progressToken = id;
+    const message: Message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } };
+
+    return new Promise<Json>((resolve, reject) => {
+      const timer = setTimeout(() => fail("timeout", "the request timed out"), options.timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const fail = (kind: FailureKind, reason: string) => {
+        if (!this.#pending.delete(id)) return;
+        cleanup();
+        this.#cancelUpstream(id, reason);
+        reject(new UpstreamFailure(kind));
+      };
+      const onAbort = () => fail("canceled", String(signal?.reason ?? "the request was canceled"));
+      this.#pending.set(id, {
+        resolve: (result) => {
+          cleanup();
+          resolve(result);
+        },
+        reject: (failure) => {
+          cleanup();
+          reject(failure);
+        },
+        onProgress,
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.link.send(message).catch(() => {
+        if (!this.#pending.delete(id)) return;
+        cleanup();
+        reject(new UpstreamFailure(this.#end?.kind === "exited" ? "exited" : "transport_failed"));
+      });
+    });
+  }
+
+  #cancelUpstream(requestId: RequestId, reason: string): void {
+    if (this.#end) return;
+    const params: JsonObject = { requestId, reason, _meta: this.#envelope(undefined, undefined) };
+    this.link.send({ jsonrpc: "2.0", method: "notifications/cancelled", params }).catch(() => {});
+  }
+
+  /** Closes the link (and stops the child) and waits for the reader. */
+  async close(): Promise<void> {
+    await this.link.close();
+    await this.done;
+  }
+}

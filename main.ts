@@ -1,0 +1,184 @@
+/**
+ * mcp-bridge-vscode: a stdio MCP server of revision 2025-11-25 for VS Code in
+ * front of an MCP server of revision 2026-07-28.
+ *
+ * This file parses the command line and wires the pieces; nothing else.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { basename, extname } from "node:path";
+import { Frontend } from "./lib/bridge/frontend.ts";
+import { DEFAULT_LIMITS, type Limits } from "./lib/bridge/limits.ts";
+import {
+  createLogger,
+  isLogLevel,
+  type LogLevel,
+  redirectConsoleToStderr,
+} from "./lib/bridge/log.ts";
+import { spawnStdioLink } from "./lib/upstream/stdio.ts";
+import { VERSION } from "./lib/version.ts";
+import { VSCODE_PROFILE } from "./lib/vscode/profile.ts";
+
+/** The usage text of the CLI. */
+export const USAGE = `Usage: mcp-bridge-vscode [options] -- COMMAND [ARG...]
+
+Runs COMMAND, an MCP server of revision 2026-07-28 on stdio, and serves it to
+VS Code as an MCP server of revision 2025-11-25 on stdin and stdout.
+
+Options:
+  --name NAME                 The server name when the upstream gives none
+                              (default: the file name of COMMAND)
+  --discover-timeout SECONDS  The time limit of server/discover (default: 60)
+  --max-line-bytes N          The longest line in each direction (default: 67108864)
+  --log-level LEVEL           error, warn, info or debug (default: info)
+  --help                      Show this text
+  --version                   Show the version
+`;
+
+/** What the command line asks for. */
+export type Command =
+  | { readonly kind: "help" }
+  | { readonly kind: "version" }
+  | {
+    readonly kind: "run";
+    readonly command: string;
+    readonly args: readonly string[];
+    readonly name: string;
+    readonly logLevel: LogLevel;
+    readonly limits: Limits;
+  };
+
+/** A command line that is not valid; the message is one line. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+function positiveNumber(
+  flag: string,
+  text: string | undefined,
+  integer: boolean,
+): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (
+    text.trim() === "" || !Number.isFinite(value) || value <= 0 ||
+    (integer && !Number.isSafeInteger(value))
+  ) {
+    throw new UsageError(
+      `${flag} needs a positive ${integer ? "integer" : "number"}, not "${text}"`,
+    );
+  }
+  return value;
+}
+
+/** Parses the arguments of the program (without the program name). */
+export function parseCommandLine(argv: readonly string[]): Command {
+  const split = argv.indexOf("--");
+  const optionArgs = split === -1 ? argv : argv.slice(0, split);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...optionArgs],
+      allowPositionals: split === -1,
+      strict: true,
+      options: {
+        "name": { type: "string" },
+        "discover-timeout": { type: "string" },
+        "max-line-bytes": { type: "string" },
+        "log-level": { type: "string" },
+        "help": { type: "boolean" },
+        "version": { type: "boolean" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(
+      error instanceof Error ? error.message.split("\n")[0]! : "invalid arguments",
+    );
+  }
+  const { values } = parsed;
+  if (values.help) return { kind: "help" };
+  if (values.version) return { kind: "version" };
+  const commandLine = split === -1 ? parsed.positionals : argv.slice(split + 1);
+  const [command, ...args] = commandLine;
+  if (command === undefined || command === "") {
+    throw new UsageError("the upstream COMMAND is missing");
+  }
+  const logLevel = values["log-level"] ?? "info";
+  if (!isLogLevel(logLevel)) {
+    throw new UsageError(`--log-level needs error, warn, info or debug, not "${logLevel}"`);
+  }
+  if (values.name !== undefined && values.name.trim() === "") {
+    throw new UsageError("--name needs a name");
+  }
+  const discoverSeconds = positiveNumber("--discover-timeout", values["discover-timeout"], false);
+  const maxLineBytes = positiveNumber("--max-line-bytes", values["max-line-bytes"], true);
+  return {
+    kind: "run",
+    command,
+    args,
+    name: values.name ?? basename(command, extname(command)),
+    logLevel,
+    limits: {
+      ...DEFAULT_LIMITS,
+      ...(discoverSeconds !== undefined &&
+        { discover_timeout_ms: Math.round(discoverSeconds * 1000) }),
+      ...(maxLineBytes !== undefined && { max_line_bytes: maxLineBytes }),
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  // SDK code calls console.debug; stdout is the protocol.
+  redirectConsoleToStderr();
+  const profile = VSCODE_PROFILE;
+  let cli: Command;
+  try {
+    cli = parseCommandLine(Deno.args);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    const log = createLogger(profile.name, "error");
+    log.error(error.message);
+    Deno.stderr.writeSync(new TextEncoder().encode(USAGE));
+    return 2;
+  }
+  if (cli.kind === "help") {
+    await Deno.stdout.write(new TextEncoder().encode(USAGE));
+    return 0;
+  }
+  if (cli.kind === "version") {
+    await Deno.stdout.write(new TextEncoder().encode(`mcp-bridge-vscode ${VERSION}\n`));
+    return 0;
+  }
+  const log = createLogger(profile.name, cli.logLevel);
+  const { command, args, limits } = cli;
+  const frontend = new Frontend({
+    profile,
+    limits,
+    log,
+    fallback: { name: cli.name, version: VERSION },
+    connect: () =>
+      spawnStdioLink({
+        command,
+        args,
+        maxLineBytes: limits.max_line_bytes,
+        stopGraceMs: limits.child_stop_grace_ms,
+      }),
+    output: Deno.stdout.writable,
+  });
+  return await frontend.run(Deno.stdin.readable);
+}
+
+if (import.meta.main) {
+  let code: number;
+  try {
+    code = await main();
+  } catch (error) {
+    createLogger(VSCODE_PROFILE.name, "error").error(
+      `internal error: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    code = 1;
+  }
+  Deno.exit(code);
+}

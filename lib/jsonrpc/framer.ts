@@ -134,17 +134,27 @@ export class LineFramer extends TransformStream<Uint8Array, Frame> {
   constructor(options: LineFramerOptions) {
     const max = options.maxLineBytes;
     const line = new LineBuffer();
-    const tail = new TailRing(EDGE_BYTES);
+    // One more byte than kept: a CR at the end belongs to the line ending.
+    const tail = new TailRing(EDGE_BYTES + 1);
+    const head = new Uint8Array(EDGE_BYTES + 1);
+    let headLength = 0;
     let overflow = false; // the current line passed max + 1 bytes
-    let head = new Uint8Array(0);
     let total = 0; // bytes of the current line, with a possible trailing CR
+
+    const keepEdges = (bytes: Uint8Array) => {
+      if (headLength < head.length) {
+        const n = Math.min(head.length - headLength, bytes.length);
+        head.set(bytes.subarray(0, n), headLength);
+        headLength += n;
+      }
+      tail.push(bytes);
+    };
 
     // One byte of slack holds the CR of a CRLF ending after a line of max bytes.
     const enterOverflow = () => {
-      const all = line.view();
       overflow = true;
-      head = all.slice(0, EDGE_BYTES);
-      tail.push(all);
+      headLength = 0;
+      keepEdges(line.view());
       line.reset();
     };
 
@@ -152,7 +162,7 @@ export class LineFramer extends TransformStream<Uint8Array, Frame> {
       if (start === end) return;
       total += end - start;
       if (overflow) {
-        tail.push(chunk.subarray(start, end));
+        keepEdges(chunk.subarray(start, end));
         return;
       }
       line.append(chunk, start, end);
@@ -173,17 +183,18 @@ export class LineFramer extends TransformStream<Uint8Array, Frame> {
         }
         enterOverflow();
       }
-      // A CR that ends the line is part of the line ending, not of the line.
       const tailBytes = tail.take();
       const hasCr = tailBytes[tailBytes.length - 1] === CR;
+      const length = hasCr ? total - 1 : total;
+      const tailEnd = hasCr ? tailBytes.length - 1 : tailBytes.length;
       controller.enqueue({
         kind: "too_long",
-        head: head.subarray(0, Math.min(head.length, total - (hasCr ? 1 : 0))),
-        tail: hasCr ? tailBytes.subarray(0, tailBytes.length - 1) : tailBytes,
-        length: hasCr ? total - 1 : total,
+        head: head.slice(0, Math.min(EDGE_BYTES, length)),
+        tail: tailBytes.slice(Math.max(0, tailEnd - EDGE_BYTES), tailEnd),
+        length,
       });
       overflow = false;
-      head = new Uint8Array(0);
+      headLength = 0;
       total = 0;
     };
 

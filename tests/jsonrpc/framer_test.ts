@@ -1,0 +1,90 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { EDGE_BYTES, type Frame, LineFramer } from "../../lib/jsonrpc/framer.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+async function frame(chunks: Uint8Array[], max: number): Promise<Frame[]> {
+  return await Array.fromAsync(ReadableStream.from(chunks).pipeThrough(new LineFramer({ maxLineBytes: max })));
+}
+
+/** Splits bytes at the given offsets. */
+function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let last = 0;
+  for (const cut of [...cuts].sort((a, b) => a - b)) {
+    out.push(bytes.slice(last, cut));
+    last = cut;
+  }
+  out.push(bytes.slice(last));
+  return out;
+}
+
+function show(frames: Frame[]): string[] {
+  return frames.map((f) =>
+    f.kind === "line" ? `line:${dec.decode(f.bytes)}` : `long:${f.length}:${dec.decode(f.head)}|${dec.decode(f.tail)}`
+  );
+}
+
+Deno.test("framer splits LF and CRLF lines and skips blank lines", async () => {
+  const out = await frame([enc.encode('{"a":1}\r\n\n  \r\n{"b":2}\n')], 100);
+  deepStrictEqual(show(out), ['line:{"a":1}', 'line:{"b":2}']);
+});
+
+Deno.test("framer emits a last line without a newline at the end of the input", async () => {
+  deepStrictEqual(show(await frame([enc.encode('{"a":1}\n{"b":2}')], 100)), ['line:{"a":1}', 'line:{"b":2}']);
+});
+
+Deno.test("framer gives the same frames for chunk boundaries anywhere (UTF-8, CRLF)", async () => {
+  const text = enc.encode('{"k":"é€😀"}\r\n\r\n{"x":"ü"}\r\n' + "y".repeat(40) + "\r\nend");
+  const expected = show(await frame([text], 30));
+  for (let i = 0; i < text.length; i++) {
+    for (const j of [i + 1, i + 3, text.length - 1]) {
+      if (j <= i || j >= text.length) continue;
+      deepStrictEqual(show(await frame(splitAt(text, [i, j]), 30)), expected, `cuts at ${i}, ${j}`);
+    }
+  }
+  // One byte per chunk.
+  deepStrictEqual(show(await frame([...text].map((b) => new Uint8Array([b])), 30)), expected);
+});
+
+Deno.test("framer keeps head and tail of a too-long line", async () => {
+  const line = "H".repeat(300) + "M".repeat(5000) + "T".repeat(300);
+  const [f, next] = await frame([enc.encode(line + "\r\n{}\n")], 1000);
+  strictEqual(f?.kind, "too_long");
+  if (f?.kind !== "too_long") return;
+  strictEqual(f.length, line.length);
+  strictEqual(dec.decode(f.head), "H".repeat(EDGE_BYTES));
+  strictEqual(dec.decode(f.tail), "T".repeat(EDGE_BYTES));
+  deepStrictEqual(next, { kind: "line", bytes: enc.encode("{}") });
+});
+
+Deno.test("framer accepts a line of exactly the limit, also with CRLF, and refuses one byte more", async () => {
+  deepStrictEqual(show(await frame([enc.encode("abcde\r\n")], 5)), ["line:abcde"]);
+  deepStrictEqual(show(await frame([enc.encode("abcde\n")], 5)), ["line:abcde"]);
+  deepStrictEqual(show(await frame([enc.encode("abcdef\n")], 5)).map((s) => s.slice(0, 7)), ["long:6:"]);
+  deepStrictEqual(show(await frame([enc.encode("abcdef")], 5)).map((s) => s.slice(0, 7)), ["long:6:"]);
+  deepStrictEqual(show(await frame([enc.encode("abcdef\r\n")], 5)).map((s) => s.slice(0, 7)), ["long:6:"]);
+});
+
+Deno.test("framer never holds more than the limit of one line", async () => {
+  // 64 chunks of 1 MiB in one line with a limit of 1 KiB: the memory stays small.
+  const chunk = new Uint8Array(1 << 20).fill(0x61);
+  let count = 0;
+  const source = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (count++ < 64) controller.enqueue(chunk);
+      else {
+        controller.enqueue(enc.encode("\n"));
+        controller.close();
+      }
+    },
+  });
+  const before = Deno.memoryUsage().rss;
+  const frames = await Array.fromAsync(source.pipeThrough(new LineFramer({ maxLineBytes: 1024 })));
+  strictEqual(frames.length, 1);
+  strictEqual(frames[0]?.kind, "too_long");
+  strictEqual((frames[0] as { length: number }).length, 64 << 20);
+  // Far less than the 64 MiB of the line.
+  strictEqual(Deno.memoryUsage().rss - before < 32 << 20, true);
+});

@@ -1,0 +1,69 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { classify, nestingDepth, parseLine } from "../../lib/jsonrpc/parse.ts";
+import type { Json } from "../../lib/jsonrpc/message.ts";
+
+const enc = new TextEncoder();
+
+Deno.test("parse accepts 64 levels and refuses 65 as too_deep", () => {
+  const ok = "[".repeat(64) + "]".repeat(64);
+  strictEqual(parseLine(enc.encode(ok)).ok, true);
+  deepStrictEqual(parseLine(enc.encode("[".repeat(65) + "]".repeat(65))), { ok: false, cause: "too_deep" });
+});
+
+Deno.test("parse fails fast on hostile nesting without recursion", () => {
+  const hostile = enc.encode("[".repeat(10_000_000));
+  deepStrictEqual(parseLine(hostile), { ok: false, cause: "too_deep" });
+});
+
+Deno.test("nesting depth ignores brackets inside strings and escaped quotes", () => {
+  strictEqual(nestingDepth(enc.encode('{"a":"[[[\\"{{{","b":[1]}'), 64), 2);
+});
+
+Deno.test("invalid UTF-8 and invalid JSON are parse_error", () => {
+  deepStrictEqual(parseLine(new Uint8Array([0x7b, 0xff, 0x7d])), { ok: false, cause: "parse_error" });
+  deepStrictEqual(parseLine(new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22])), { ok: false, cause: "parse_error" });
+  deepStrictEqual(parseLine(enc.encode("{nope}")), { ok: false, cause: "parse_error" });
+});
+
+const cases: [string, Json, ReturnType<typeof classify>][] = [
+  ["request", { jsonrpc: "2.0", id: 1, method: "ping" }, {
+    kind: "request",
+    id: 1,
+    method: "ping",
+    params: undefined,
+  }],
+  ["string id", { jsonrpc: "2.0", id: "a", method: "m", params: {} }, {
+    kind: "request",
+    id: "a",
+    method: "m",
+    params: {},
+  }],
+  ["notification", { jsonrpc: "2.0", method: "n" }, { kind: "notification", method: "n", params: undefined }],
+  ["fractional id", { jsonrpc: "2.0", id: 1.5, method: "m" }, { kind: "invalid", replyId: null }],
+  ["null id request", { jsonrpc: "2.0", id: null, method: "m" }, { kind: "invalid", replyId: null }],
+  ["object id request", { jsonrpc: "2.0", id: {}, method: "m" }, { kind: "invalid", replyId: null }],
+  ["no jsonrpc", { id: 3, method: "m" }, { kind: "invalid", replyId: 3 }],
+  ["method not a string", { jsonrpc: "2.0", id: 3, method: 1 }, { kind: "invalid", replyId: 3 }],
+  ["array", [1], { kind: "invalid", replyId: null }],
+  ["scalar", 5, { kind: "invalid", replyId: null }],
+  ["response null id", { jsonrpc: "2.0", id: null, result: {} }, { kind: "invalid", replyId: undefined }],
+  ["error without id", { jsonrpc: "2.0", error: { code: 1, message: "x" } }, {
+    kind: "invalid",
+    replyId: undefined,
+  }],
+  ["response bad id", { jsonrpc: "2.0", id: true, result: {} }, { kind: "invalid", replyId: undefined }],
+  ["object with id only", { jsonrpc: "2.0", id: 9 }, { kind: "invalid", replyId: 9 }],
+];
+
+for (const [name, value, expected] of cases) {
+  Deno.test(`classify: ${name}`, () => {
+    const got = classify(value);
+    if (got.kind === "response") deepStrictEqual({ kind: got.kind, id: got.id }, expected);
+    else deepStrictEqual(got, expected);
+  });
+}
+
+Deno.test("classify: a response keeps its message", () => {
+  const got = classify({ jsonrpc: "2.0", id: "b-1", result: { x: 1 } });
+  strictEqual(got.kind, "response");
+});

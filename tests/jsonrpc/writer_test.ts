@@ -1,0 +1,20 @@
+import { deepStrictEqual } from "node:assert/strict";
+import { MessageWriter } from "../../lib/jsonrpc/writer.ts";
+
+Deno.test("writer writes one whole message per line in the order of the calls, with back pressure", async () => {
+  const lines: string[] = [];
+  const dec = new TextDecoder();
+  const sink = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      await new Promise((r) => setTimeout(r, Math.random() * 2));
+      lines.push(dec.decode(chunk));
+    },
+  }, { highWaterMark: 1 });
+  const writer = new MessageWriter(sink);
+  const writes = [];
+  for (let i = 0; i < 50; i++) writes.push(writer.write({ jsonrpc: "2.0", method: "m", params: { i } }));
+  await Promise.all(writes);
+  await writer.close();
+  deepStrictEqual(lines.map((l) => JSON.parse(l).params.i), [...Array(50).keys()]);
+  deepStrictEqual(lines.every((l) => l.endsWith("}\n") && l.indexOf("\n") === l.length - 1), true);
+});

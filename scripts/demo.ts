@@ -15,10 +15,13 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
 const out = (line: string) => Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
-const show = (value: unknown) => JSON.stringify(value, null, 2).split("\n").map((l) => "    " + l).join("\n");
+const show = (value: unknown) =>
+  JSON.stringify(value, null, 2).split("\n").map((l) => "    " + l).join("\n");
 
 out("mcp-bridge-vscode demo");
-out("client (MCP SDK 1.x, revision 2025-11-25) -> bridge -> demo server (revision 2026-07-28 only)\n");
+out(
+  "client (MCP SDK 1.x, revision 2025-11-25) -> bridge -> demo server (revision 2026-07-28 only)\n",
+);
 
 const transport = new StdioClientTransport({
   command: deno,
@@ -29,7 +32,9 @@ const transport = new StdioClientTransport({
 const send = transport.send.bind(transport);
 transport.send = async (message, options) => {
   const m = message as { method?: string; params?: unknown; id?: unknown };
-  if (m.method) out(`--> ${m.method}${m.id === undefined ? " (notification)" : ""}\n${show(m.params ?? {})}`);
+  if (m.method) {
+    out(`--> ${m.method}${m.id === undefined ? " (notification)" : ""}\n${show(m.params ?? {})}`);
+  }
   await send(message, options);
 };
 const client = new Client({ name: "vscode-like-demo", version: "1.0.0" }, { capabilities: {} });
@@ -42,8 +47,14 @@ received("initialize result", {
   instructions: client.getInstructions(),
 });
 received("tools/list result", await client.listTools());
-received("tools/call result", await client.callTool({ name: "echo", arguments: { text: "Hello through the bridge" } }));
-received("tools/call result", await client.callTool({ name: "sum", arguments: { numbers: [1, 2, 3] } }));
+received(
+  "tools/call result",
+  await client.callTool({ name: "echo", arguments: { text: "Hello through the bridge" } }),
+);
+received(
+  "tools/call result",
+  await client.callTool({ name: "sum", arguments: { numbers: [1, 2, 3] } }),
+);
 await client.close();
 out("The session ended. The bridge gave the array schema of 'sum' an items schema, mirrored its");
 out("structuredContent as text, and removed the members of revision 2026-07-28.");

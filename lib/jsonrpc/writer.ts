@@ -8,11 +8,21 @@ import type { Message } from "./message.ts";
 
 const encoder = new TextEncoder();
 
+/** Messages written while the sink is busy are joined into one chunk up to this size. */
+const BATCH_BYTES = 256 * 1024;
+
+interface Queued {
+  readonly bytes: Uint8Array;
+  readonly done: () => void;
+}
+
 /**
- * Writes JSON-RPC messages to a byte stream. Each message is one chunk that
- * ends with a newline, so two messages never interleave; the stream's own
- * queue keeps the order of the calls, and each call resolves when the sink
- * took its chunk (back pressure).
+ * Writes JSON-RPC messages to a byte stream. Each message is one line that
+ * is never split between chunks, so two messages never interleave. The
+ * order of the calls is the order on the wire. While the sink is busy, the
+ * next messages wait and then go out together in one chunk: under load the
+ * bridge makes one write for many small messages. Each call resolves when
+ * the sink took its line (back pressure).
  *
  * @example
  * ```ts
@@ -25,7 +35,11 @@ const encoder = new TextEncoder();
  */
 export class MessageWriter {
   #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #queue: Queued[] = [];
+  #flushing = false;
   #closed = false;
+  #broken = false;
+  #idle: (() => void) | undefined;
 
   constructor(sink: WritableStream<Uint8Array>) {
     this.#writer = sink.getWriter();
@@ -34,16 +48,59 @@ export class MessageWriter {
   /** Queues one message. A write after {@linkcode close} or a broken sink is dropped. */
   write(message: Message): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    const line = encoder.encode(JSON.stringify(message) + "\n");
-    return this.#writer.write(line).catch(() => {
-      this.#closed = true;
+    const bytes = encoder.encode(JSON.stringify(message) + "\n");
+    return new Promise<void>((resolve) => {
+      this.#queue.push({ bytes, done: resolve });
+      if (!this.#flushing) this.#flush();
     });
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    while (this.#queue.length > 0) {
+      const batch = this.#takeBatch();
+      let chunk: Uint8Array;
+      if (batch.length === 1) chunk = batch[0]!.bytes;
+      else {
+        chunk = new Uint8Array(batch.reduce((n, q) => n + q.bytes.length, 0));
+        let offset = 0;
+        for (const q of batch) {
+          chunk.set(q.bytes, offset);
+          offset += q.bytes.length;
+        }
+      }
+      if (!this.#broken) {
+        try {
+          await this.#writer.write(chunk);
+        } catch {
+          this.#broken = true; // the reader of the other end is gone
+        }
+      }
+      for (const q of batch) q.done();
+    }
+    this.#flushing = false;
+    this.#idle?.();
+  }
+
+  /** The next messages, up to the batch size (a large message goes alone). */
+  #takeBatch(): Queued[] {
+    let size = 0;
+    let n = 0;
+    while (
+      n < this.#queue.length && (n === 0 || size + this.#queue[n]!.bytes.length <= BATCH_BYTES)
+    ) {
+      size += this.#queue[n]!.bytes.length;
+      n++;
+    }
+    return this.#queue.splice(0, n);
   }
 
   /** Waits for the queued messages, then closes the sink. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#flushing) await new Promise<void>((resolve) => this.#idle = resolve);
+    if (this.#broken) return;
     try {
       await this.#writer.close();
     } catch {

@@ -59,9 +59,18 @@ Deno.test("the error table has every cause of the spec with its code", () => {
 });
 
 Deno.test("the error table has the spec's messages", () => {
-  strictEqual(ERROR_TABLE.timeout.message, "The upstream server did not answer in time. See the Output channel of the server.");
-  strictEqual(ERROR_TABLE.not_initialized.message, "The client did not initialize the connection. Send initialize first.");
-  strictEqual(ERROR_TABLE.too_many_requests.message, "The connection has too many requests in flight");
+  strictEqual(
+    ERROR_TABLE.timeout.message,
+    "The upstream server did not answer in time. See the Output channel of the server.",
+  );
+  strictEqual(
+    ERROR_TABLE.not_initialized.message,
+    "The client did not initialize the connection. Send initialize first.",
+  );
+  strictEqual(
+    ERROR_TABLE.too_many_requests.message,
+    "The connection has too many requests in flight",
+  );
   strictEqual(ERROR_TABLE.parse_error.message, "The request is not valid JSON.");
 });
 
@@ -82,8 +91,11 @@ Deno.test("upstream errors pass unchanged, except -32042", () => {
     message: "nope",
     data: { a: 1 },
   });
-  deepStrictEqual(fromUpstreamError({ code: -32042, message: "go", data: { url: "https://x" } }).toJSON(), {
-    code: -32603,
-    message: "go",
-  });
+  deepStrictEqual(
+    fromUpstreamError({ code: -32042, message: "go", data: { url: "https://x" } }).toJSON(),
+    {
+      code: -32603,
+      message: "go",
+    },
+  );
 });

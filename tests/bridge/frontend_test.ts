@@ -18,12 +18,19 @@ function start(limits: Partial<Limits>) {
     limits: all,
     log: SILENT_LOGGER,
     fallback: { name: "t", version: "0" },
-    connect: () => spawnStdioLink({ command: command!, args, maxLineBytes: all.max_line_bytes, stopGraceMs: 500 }),
+    connect: () =>
+      spawnStdioLink({
+        command: command!,
+        args,
+        maxLineBytes: all.max_line_bytes,
+        stopGraceMs: 500,
+      }),
     output: output.writable,
   });
   const exit = frontend.run(input.readable);
   const writer = input.writable.getWriter();
-  const lines = output.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter())[Symbol.asyncIterator]();
+  const lines = output.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter())
+    [Symbol.asyncIterator]();
   const enc = new TextEncoder();
   return {
     frontend,
@@ -36,14 +43,23 @@ function start(limits: Partial<Limits>) {
   };
 }
 
-const INIT = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } };
+const INIT = {
+  protocolVersion: "2025-11-25",
+  capabilities: {},
+  clientInfo: { name: "t", version: "1" },
+};
 
 Deno.test("a request without a response in its limit gets timeout with the method and the limit", async () => {
   const t = start({ long_round_timeout_ms: 300, list_timeout_ms: 5000 });
   await t.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT });
   deepStrictEqual((await t.next()).id, 1);
   strictEqual(t.frontend.state, "ready");
-  await t.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "slow", arguments: { ms: 3000 } } });
+  await t.send({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "slow", arguments: { ms: 3000 } },
+  });
   deepStrictEqual(await t.next(), {
     jsonrpc: "2.0",
     id: 2,
@@ -62,7 +78,12 @@ Deno.test("the in-flight limit is a named limit that tests can make smaller", as
   await t.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT });
   await t.next();
   for (const id of [2, 3, 4]) {
-    await t.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "slow", arguments: { ms: 200 } } });
+    await t.send({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: "slow", arguments: { ms: 200 } },
+    });
   }
   const first = await t.next();
   deepStrictEqual([first.id, first.error?.data?.cause], [4, "too_many_requests"]);

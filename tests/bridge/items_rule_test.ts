@@ -1,6 +1,10 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { escapePointerToken, type ItemsEvent, normalizeArrayItems } from "../../lib/bridge/items_rule.ts";
+import {
+  escapePointerToken,
+  type ItemsEvent,
+  normalizeArrayItems,
+} from "../../lib/bridge/items_rule.ts";
 import { applyResultRules } from "../../lib/bridge/results.ts";
 import type { Json, JsonObject } from "../../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
@@ -48,25 +52,30 @@ Deno.test("R6 walks every keyword of the list, with RFC 6901 pointers", () => {
   const array = () => ({ type: "array" });
   const schema: JsonObject = {};
   for (const key of KEYWORDS) schema[key] = { "a/b~c": array() };
-  for (const key of ["additionalProperties", "not", "if", "then", "else", "contains", "items"]) schema[key] = array();
+  for (const key of ["additionalProperties", "not", "if", "then", "else", "contains", "items"]) {
+    schema[key] = array();
+  }
   for (const key of ["anyOf", "allOf", "oneOf", "prefixItems"]) schema[key] = [{}, array()];
   schema.type = "object";
   const { events } = run(schema);
   const pointers = events.map((e) => e.pointer).sort();
-  deepStrictEqual(pointers, [
-    ...KEYWORDS.map((k) => `/${escapePointerToken(k)}/a~1b~0c`),
-    "/additionalProperties",
-    "/not",
-    "/if",
-    "/then",
-    "/else",
-    "/contains",
-    "/items",
-    "/anyOf/1",
-    "/allOf/1",
-    "/oneOf/1",
-    "/prefixItems/1",
-  ].sort());
+  deepStrictEqual(
+    pointers,
+    [
+      ...KEYWORDS.map((k) => `/${escapePointerToken(k)}/a~1b~0c`),
+      "/additionalProperties",
+      "/not",
+      "/if",
+      "/then",
+      "/else",
+      "/contains",
+      "/items",
+      "/anyOf/1",
+      "/allOf/1",
+      "/oneOf/1",
+      "/prefixItems/1",
+    ].sort(),
+  );
   strictEqual(events.every((e) => e.kind === "changed"), true);
 });
 
@@ -83,7 +92,13 @@ Deno.test("R6 logs one info line per change with the tool name and the pointer",
   const lines: string[] = [];
   const log = { error() {}, warn() {}, debug() {}, info: (m: string) => lines.push(m) };
   applyResultRules("tools/list", {
-    tools: [{ name: "t", inputSchema: { type: "object", properties: { "x/y": { type: "array" }, z: { type: "array", items: false } } } }],
+    tools: [{
+      name: "t",
+      inputSchema: {
+        type: "object",
+        properties: { "x/y": { type: "array" }, z: { type: "array", items: false } },
+      },
+    }],
   }, { quirks: VSCODE_PROFILE.quirks, icons: "all", log });
   deepStrictEqual(lines.sort(), [
     "tool 't': gave the array schema at /properties/x~1y an items schema",
@@ -101,7 +116,9 @@ function rng(seed: number): () => number {
 
 function randomSchema(r: () => number, depth: number): JsonObject {
   const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)]!;
-  if (depth > 3 || r() < 0.3) return pick([{ type: "string" }, { type: "number" }, { type: "integer" }, {}]);
+  if (depth > 3 || r() < 0.3) {
+    return pick([{ type: "string" }, { type: "number" }, { type: "integer" }, {}]);
+  }
   const s: JsonObject = { type: "array" };
   const itemsChoice = pick(["none", "null", "zero", "empty", "false", "schema"]);
   if (itemsChoice === "null") s.items = null;
@@ -109,7 +126,12 @@ function randomSchema(r: () => number, depth: number): JsonObject {
   if (itemsChoice === "empty") s.items = "";
   if (itemsChoice === "false") s.items = false;
   if (itemsChoice === "schema") s.items = randomSchema(r, depth + 1);
-  if (r() < 0.5) s.prefixItems = Array.from({ length: 1 + Math.floor(r() * 2) }, () => randomSchema(r, depth + 1));
+  if (r() < 0.5) {
+    s.prefixItems = Array.from(
+      { length: 1 + Math.floor(r() * 2) },
+      () => randomSchema(r, depth + 1),
+    );
+  }
   if (r() < 0.3) s.maxItems = Math.floor(r() * 4);
   if (r() < 0.2) s.minItems = Math.floor(r() * 2);
   return s;
@@ -144,7 +166,11 @@ Deno.test("R6 property: the normalised schema accepts exactly the same arrays (a
     const after = ajv.compile(normalized as object);
     for (let j = 0; j < 40; j++) {
       const value = randomValue(r, 0);
-      strictEqual(after(value), before(value), `${JSON.stringify(original)} on ${JSON.stringify(value)}`);
+      strictEqual(
+        after(value),
+        before(value),
+        `${JSON.stringify(original)} on ${JSON.stringify(value)}`,
+      );
       checked++;
     }
     // Every array schema now has a truthy items.

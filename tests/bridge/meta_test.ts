@@ -2,15 +2,53 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { hasReservedPrefix, isValidMetaKey, passthroughMeta } from "../../lib/bridge/meta.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 
-const VALID = ["", "traceparent", "a", "a1", "a-b_c.d", "vscode.chat/requestId", "com.example/x", "x/", "a.b-c.d/n", "A9/z"];
-const INVALID = ["-a", "a-", "_a", "a_", ".a", "1a/x", "a./x", "a..b/x", "-a/x", "a-/x", "a b", "a/b/c", "é"];
+const VALID = [
+  "",
+  "traceparent",
+  "a",
+  "a1",
+  "a-b_c.d",
+  "vscode.chat/requestId",
+  "com.example/x",
+  "x/",
+  "a.b-c.d/n",
+  "A9/z",
+];
+const INVALID = [
+  "-a",
+  "a-",
+  "_a",
+  "a_",
+  ".a",
+  "1a/x",
+  "a./x",
+  "a..b/x",
+  "-a/x",
+  "a-/x",
+  "a b",
+  "a/b/c",
+  "é",
+];
 
-for (const key of VALID) Deno.test(`meta key valid: ${JSON.stringify(key)}`, () => strictEqual(isValidMetaKey(key), true));
-for (const key of INVALID) Deno.test(`meta key not valid: ${JSON.stringify(key)}`, () => strictEqual(isValidMetaKey(key), false));
+for (const key of VALID) {
+  Deno.test(`meta key valid: ${JSON.stringify(key)}`, () => strictEqual(isValidMetaKey(key), true));
+}
+for (const key of INVALID) {
+  Deno.test(`meta key not valid: ${JSON.stringify(key)}`, () =>
+    strictEqual(isValidMetaKey(key), false));
+}
 
 Deno.test("reserved prefixes: the second label is modelcontextprotocol or mcp", () => {
   deepStrictEqual(
-    ["io.modelcontextprotocol/x", "dev.mcp/x", "com.mcp.tools/x", "com.example.mcp/x", "vscode.mcp/x", "mcp/x", "x"].map(
+    [
+      "io.modelcontextprotocol/x",
+      "dev.mcp/x",
+      "com.mcp.tools/x",
+      "com.example.mcp/x",
+      "vscode.mcp/x",
+      "mcp/x",
+      "x",
+    ].map(
       hasReservedPrefix,
     ),
     [true, true, true, false, true, false, false],

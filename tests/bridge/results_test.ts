@@ -5,11 +5,22 @@ import type { Json } from "../../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { type Logger, SILENT_LOGGER } from "../../lib/bridge/log.ts";
 
-function ctx(quirks: Partial<Quirks> = {}, icons: "all" | "data_only" = "all", log: Logger = SILENT_LOGGER): ResultContext {
+function ctx(
+  quirks: Partial<Quirks> = {},
+  icons: "all" | "data_only" = "all",
+  log: Logger = SILENT_LOGGER,
+): ResultContext {
   return { quirks: { ...VSCODE_PROFILE.quirks, ...quirks }, icons, log };
 }
 
-const cases: { name: string; method: string; input: Json; output: Json; quirks?: Partial<Quirks>; icons?: "data_only" }[] = [
+const cases: {
+  name: string;
+  method: string;
+  input: Json;
+  output: Json;
+  quirks?: Partial<Quirks>;
+  icons?: "data_only";
+}[] = [
   {
     name: "modern members and the serverInfo key of _meta are removed, and an empty _meta",
     method: "prompts/get",
@@ -25,7 +36,10 @@ const cases: { name: string; method: string; input: Json; output: Json; quirks?:
   {
     name: "other _meta keys stay",
     method: "resources/read",
-    input: { contents: [], _meta: { "io.modelcontextprotocol/serverInfo": {}, "com.example/k": 1 } },
+    input: {
+      contents: [],
+      _meta: { "io.modelcontextprotocol/serverInfo": {}, "com.example/k": 1 },
+    },
     output: { contents: [], _meta: { "com.example/k": 1 } },
   },
   {
@@ -58,7 +72,11 @@ const cases: { name: string; method: string; input: Json; output: Json; quirks?:
     input: {
       tools: [
         { name: "a", inputSchema: { type: "object" }, outputSchema: { type: "string" } },
-        { name: "b", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: {} } },
+        {
+          name: "b",
+          inputSchema: { type: "object" },
+          outputSchema: { type: "object", properties: {} },
+        },
         { name: "c", inputSchema: { type: "object" }, outputSchema: { properties: {} } },
         { name: "d", inputSchema: { type: "object" }, outputSchema: null },
       ],
@@ -66,7 +84,11 @@ const cases: { name: string; method: string; input: Json; output: Json; quirks?:
     output: {
       tools: [
         { name: "a", inputSchema: { type: "object" } },
-        { name: "b", inputSchema: { type: "object" }, outputSchema: { type: "object", properties: {} } },
+        {
+          name: "b",
+          inputSchema: { type: "object" },
+          outputSchema: { type: "object", properties: {} },
+        },
         { name: "c", inputSchema: { type: "object" } },
         { name: "d", inputSchema: { type: "object" } },
       ],
@@ -76,8 +98,20 @@ const cases: { name: string; method: string; input: Json; output: Json; quirks?:
     name: "without the quirk the outputSchema stays",
     method: "tools/list",
     quirks: { drop_non_object_output_schema: false, normalize_array_items: false },
-    input: { tools: [{ name: "a", inputSchema: { type: "object", properties: { x: { type: "array" } } }, outputSchema: { type: "string" } }] },
-    output: { tools: [{ name: "a", inputSchema: { type: "object", properties: { x: { type: "array" } } }, outputSchema: { type: "string" } }] },
+    input: {
+      tools: [{
+        name: "a",
+        inputSchema: { type: "object", properties: { x: { type: "array" } } },
+        outputSchema: { type: "string" },
+      }],
+    },
+    output: {
+      tools: [{
+        name: "a",
+        inputSchema: { type: "object", properties: { x: { type: "array" } } },
+        outputSchema: { type: "string" },
+      }],
+    },
   },
   {
     name: "tools/call without content gets an empty content array and no mirror",
@@ -88,9 +122,15 @@ const cases: { name: string; method: string; input: Json; output: Json; quirks?:
   {
     name: "structuredContent gets a text mirror when content has no text block",
     method: "tools/call",
-    input: { content: [{ type: "image", data: "AA", mimeType: "image/png" }], structuredContent: { a: 1 } },
+    input: {
+      content: [{ type: "image", data: "AA", mimeType: "image/png" }],
+      structuredContent: { a: 1 },
+    },
     output: {
-      content: [{ type: "image", data: "AA", mimeType: "image/png" }, { type: "text", text: '{"a":1}' }],
+      content: [{ type: "image", data: "AA", mimeType: "image/png" }, {
+        type: "text",
+        text: '{"a":1}',
+      }],
       structuredContent: { a: 1 },
     },
   },
@@ -123,7 +163,9 @@ const cases: { name: string; method: string; input: Json; output: Json; quirks?:
     name: "strict results remove non-object output schemas even without the drop quirk",
     method: "tools/list",
     quirks: { strict_legacy_results: true, drop_non_object_output_schema: false },
-    input: { tools: [{ name: "a", inputSchema: { type: "object" }, outputSchema: { type: "array" } }] },
+    input: {
+      tools: [{ name: "a", inputSchema: { type: "object" }, outputSchema: { type: "array" } }],
+    },
     output: { tools: [{ name: "a", inputSchema: { type: "object" } }] },
   },
   {
@@ -138,7 +180,11 @@ const cases: { name: string; method: string; input: Json; output: Json; quirks?:
     icons: "data_only",
     input: {
       tools: [
-        { name: "a", inputSchema: { type: "object" }, icons: [{ src: "https://x/i.png" }, { src: "Data:image/png;base64,A" }] },
+        {
+          name: "a",
+          inputSchema: { type: "object" },
+          icons: [{ src: "https://x/i.png" }, { src: "Data:image/png;base64,A" }],
+        },
         { name: "b", inputSchema: { type: "object" }, icons: [{ src: "file:///i.png" }] },
       ],
     },
@@ -153,13 +199,18 @@ const cases: { name: string; method: string; input: Json; output: Json; quirks?:
     name: "remote upstream: resource links of a tool result keep only data: icons",
     method: "tools/call",
     icons: "data_only",
-    input: { content: [{ type: "resource_link", uri: "x://1", name: "n", icons: [{ src: "http://i" }] }] },
+    input: {
+      content: [{ type: "resource_link", uri: "x://1", name: "n", icons: [{ src: "http://i" }] }],
+    },
     output: { content: [{ type: "resource_link", uri: "x://1", name: "n" }] },
   },
 ];
 
 for (const c of cases) {
   Deno.test(`result rule: ${c.name}`, () => {
-    deepStrictEqual(applyResultRules(c.method, structuredClone(c.input), ctx(c.quirks, c.icons)), c.output);
+    deepStrictEqual(
+      applyResultRules(c.method, structuredClone(c.input), ctx(c.quirks, c.icons)),
+      c.output,
+    );
   });
 }

@@ -35,9 +35,17 @@ Deno.test("capabilities for the upstream: each rule of the table", () => {
 });
 
 Deno.test("capabilities for the upstream: no sampling.tools is added, bad shapes are dropped", () => {
-  deepStrictEqual(upstreamCapabilities({ sampling: {}, elicitation: {} }), { sampling: {}, elicitation: {} });
-  deepStrictEqual(upstreamCapabilities({ sampling: true, elicitation: [], roots: "x", experimental: 1 }), {});
-  deepStrictEqual(upstreamCapabilities({ elicitation: { form: true, url: {} } }), { elicitation: { url: {} } });
+  deepStrictEqual(upstreamCapabilities({ sampling: {}, elicitation: {} }), {
+    sampling: {},
+    elicitation: {},
+  });
+  deepStrictEqual(
+    upstreamCapabilities({ sampling: true, elicitation: [], roots: "x", experimental: 1 }),
+    {},
+  );
+  deepStrictEqual(upstreamCapabilities({ elicitation: { form: true, url: {} } }), {
+    elicitation: { url: {} },
+  });
   deepStrictEqual(upstreamCapabilities(null), {});
 });
 
@@ -63,7 +71,9 @@ const DISCOVER = {
       version: "2.0",
       description: "d",
       websiteUrl: "https://example.com",
-      icons: [{ src: "data:image/png;base64,AA" }, { src: "https://example.com/i.png" }, { nope: 1 }],
+      icons: [{ src: "data:image/png;base64,AA" }, { src: "https://example.com/i.png" }, {
+        nope: 1,
+      }],
       extra: "dropped",
     },
   },
@@ -120,10 +130,22 @@ Deno.test("serverInfo falls back to the name and version of the bridge", () => {
       { "io.modelcontextprotocol/serverInfo": "x" },
     ]
   ) {
-    deepStrictEqual(serverInfo(meta === undefined ? {} : { _meta: meta }, FALLBACK, "all"), FALLBACK);
+    deepStrictEqual(
+      serverInfo(meta === undefined ? {} : { _meta: meta }, FALLBACK, "all"),
+      FALLBACK,
+    );
   }
-  const result = initializeResult(VSCODE_PROFILE, { capabilities: "x", instructions: 5 }, FALLBACK, "all");
-  deepStrictEqual(result, { protocolVersion: "2025-11-25", capabilities: {}, serverInfo: FALLBACK });
+  const result = initializeResult(
+    VSCODE_PROFILE,
+    { capabilities: "x", instructions: 5 },
+    FALLBACK,
+    "all",
+  );
+  deepStrictEqual(result, {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    serverInfo: FALLBACK,
+  });
 });
 
 Deno.test("params of a forwarded request", () => {
@@ -131,7 +153,12 @@ Deno.test("params of a forwarded request", () => {
   deepStrictEqual(forwardParams([1, 2]), { params: {}, meta: undefined });
   deepStrictEqual(forwardParams("x"), { params: {}, meta: undefined });
   deepStrictEqual(
-    forwardParams({ name: "t", arguments: { a: 1 }, task: { ttl: 1 }, _meta: { progressToken: 0 } }),
+    forwardParams({
+      name: "t",
+      arguments: { a: 1 },
+      task: { ttl: 1 },
+      _meta: { progressToken: 0 },
+    }),
     { params: { name: "t", arguments: { a: 1 } }, meta: { progressToken: 0 } },
   );
 });
@@ -146,15 +173,36 @@ Deno.test("progress tokens: every JSON value but null, arrays and objects", () =
 });
 
 Deno.test("modern _meta, initialize params and setLevel params", () => {
-  strictEqual(hasModernMeta({ _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }), true);
-  strictEqual(hasModernMeta({ _meta: {} }), false);
   strictEqual(
-    isInitializeParams({ protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "c", version: "1" } }),
+    hasModernMeta({ _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }),
     true,
   );
-  strictEqual(isInitializeParams({ protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "c" } }), false);
-  strictEqual(isInitializeParams({ capabilities: {}, clientInfo: { name: "c", version: "1" } }), false);
-  deepStrictEqual([setLevelParams({ level: "warning" }), setLevelParams({ level: "warn" }), setLevelParams(1)], [
+  strictEqual(hasModernMeta({ _meta: {} }), false);
+  strictEqual(
+    isInitializeParams({
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "c", version: "1" },
+    }),
+    true,
+  );
+  strictEqual(
+    isInitializeParams({
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "c" },
+    }),
+    false,
+  );
+  strictEqual(
+    isInitializeParams({ capabilities: {}, clientInfo: { name: "c", version: "1" } }),
+    false,
+  );
+  deepStrictEqual([
+    setLevelParams({ level: "warning" }),
+    setLevelParams({ level: "warn" }),
+    setLevelParams(1),
+  ], [
     "warning",
     undefined,
     undefined,

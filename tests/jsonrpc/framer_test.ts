@@ -5,7 +5,9 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 async function frame(chunks: Uint8Array[], max: number): Promise<Frame[]> {
-  return await Array.fromAsync(ReadableStream.from(chunks).pipeThrough(new LineFramer({ maxLineBytes: max })));
+  return await Array.fromAsync(
+    ReadableStream.from(chunks).pipeThrough(new LineFramer({ maxLineBytes: max })),
+  );
 }
 
 /** Splits bytes at the given offsets. */
@@ -22,7 +24,9 @@ function splitAt(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
 
 function show(frames: Frame[]): string[] {
   return frames.map((f) =>
-    f.kind === "line" ? `line:${dec.decode(f.bytes)}` : `long:${f.length}:${dec.decode(f.head)}|${dec.decode(f.tail)}`
+    f.kind === "line"
+      ? `line:${dec.decode(f.bytes)}`
+      : `long:${f.length}:${dec.decode(f.head)}|${dec.decode(f.tail)}`
   );
 }
 
@@ -32,7 +36,10 @@ Deno.test("framer splits LF and CRLF lines and skips blank lines", async () => {
 });
 
 Deno.test("framer emits a last line without a newline at the end of the input", async () => {
-  deepStrictEqual(show(await frame([enc.encode('{"a":1}\n{"b":2}')], 100)), ['line:{"a":1}', 'line:{"b":2}']);
+  deepStrictEqual(show(await frame([enc.encode('{"a":1}\n{"b":2}')], 100)), [
+    'line:{"a":1}',
+    'line:{"b":2}',
+  ]);
 });
 
 Deno.test("framer gives the same frames for chunk boundaries anywhere (UTF-8, CRLF)", async () => {
@@ -62,9 +69,15 @@ Deno.test("framer keeps head and tail of a too-long line", async () => {
 Deno.test("framer accepts a line of exactly the limit, also with CRLF, and refuses one byte more", async () => {
   deepStrictEqual(show(await frame([enc.encode("abcde\r\n")], 5)), ["line:abcde"]);
   deepStrictEqual(show(await frame([enc.encode("abcde\n")], 5)), ["line:abcde"]);
-  deepStrictEqual(show(await frame([enc.encode("abcdef\n")], 5)).map((s) => s.slice(0, 7)), ["long:6:"]);
-  deepStrictEqual(show(await frame([enc.encode("abcdef")], 5)).map((s) => s.slice(0, 7)), ["long:6:"]);
-  deepStrictEqual(show(await frame([enc.encode("abcdef\r\n")], 5)).map((s) => s.slice(0, 7)), ["long:6:"]);
+  deepStrictEqual(show(await frame([enc.encode("abcdef\n")], 5)).map((s) => s.slice(0, 7)), [
+    "long:6:",
+  ]);
+  deepStrictEqual(show(await frame([enc.encode("abcdef")], 5)).map((s) => s.slice(0, 7)), [
+    "long:6:",
+  ]);
+  deepStrictEqual(show(await frame([enc.encode("abcdef\r\n")], 5)).map((s) => s.slice(0, 7)), [
+    "long:6:",
+  ]);
 });
 
 Deno.test("framer never holds more than the limit of one line", async () => {

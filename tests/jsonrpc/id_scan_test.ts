@@ -17,7 +17,8 @@ const head: [string, unknown][] = [
   ['{ "id" : "x" }', { found: true, id: "x" }],
 ];
 for (const [text, expected] of head) {
-  Deno.test(`id scan from the head: ${text}`, () => deepStrictEqual(scanIdFromHead(enc.encode(text)), expected));
+  Deno.test(`id scan from the head: ${text}`, () =>
+    deepStrictEqual(scanIdFromHead(enc.encode(text)), expected));
 }
 
 const tail: [string, unknown][] = [
@@ -30,9 +31,14 @@ const tail: [string, unknown][] = [
   ['a\\",\\"id\\":5}', { found: false }],
 ];
 for (const [text, expected] of tail) {
-  Deno.test(`id scan from the tail: ${text}`, () => deepStrictEqual(scanIdFromTail(enc.encode(text)), expected));
+  Deno.test(`id scan from the tail: ${text}`, () =>
+    deepStrictEqual(scanIdFromTail(enc.encode(text)), expected));
 }
 
 Deno.test("ids with the prefix belong to the bridge", () => {
-  deepStrictEqual([isBridgeId("b-1", "b-"), isBridgeId("a-1", "b-"), isBridgeId(1, "b-")], [true, false, false]);
+  deepStrictEqual([isBridgeId("b-1", "b-"), isBridgeId("a-1", "b-"), isBridgeId(1, "b-")], [
+    true,
+    false,
+    false,
+  ]);
 });

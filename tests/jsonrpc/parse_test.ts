@@ -7,7 +7,10 @@ const enc = new TextEncoder();
 Deno.test("parse accepts 64 levels and refuses 65 as too_deep", () => {
   const ok = "[".repeat(64) + "]".repeat(64);
   strictEqual(parseLine(enc.encode(ok)).ok, true);
-  deepStrictEqual(parseLine(enc.encode("[".repeat(65) + "]".repeat(65))), { ok: false, cause: "too_deep" });
+  deepStrictEqual(parseLine(enc.encode("[".repeat(65) + "]".repeat(65))), {
+    ok: false,
+    cause: "too_deep",
+  });
 });
 
 Deno.test("parse fails fast on hostile nesting without recursion", () => {
@@ -20,8 +23,14 @@ Deno.test("nesting depth ignores brackets inside strings and escaped quotes", ()
 });
 
 Deno.test("invalid UTF-8 and invalid JSON are parse_error", () => {
-  deepStrictEqual(parseLine(new Uint8Array([0x7b, 0xff, 0x7d])), { ok: false, cause: "parse_error" });
-  deepStrictEqual(parseLine(new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22])), { ok: false, cause: "parse_error" });
+  deepStrictEqual(parseLine(new Uint8Array([0x7b, 0xff, 0x7d])), {
+    ok: false,
+    cause: "parse_error",
+  });
+  deepStrictEqual(parseLine(new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22])), {
+    ok: false,
+    cause: "parse_error",
+  });
   deepStrictEqual(parseLine(enc.encode("{nope}")), { ok: false, cause: "parse_error" });
 });
 
@@ -38,20 +47,36 @@ const cases: [string, Json, ReturnType<typeof classify>][] = [
     method: "m",
     params: {},
   }],
-  ["notification", { jsonrpc: "2.0", method: "n" }, { kind: "notification", method: "n", params: undefined }],
+  ["notification", { jsonrpc: "2.0", method: "n" }, {
+    kind: "notification",
+    method: "n",
+    params: undefined,
+  }],
   ["fractional id", { jsonrpc: "2.0", id: 1.5, method: "m" }, { kind: "invalid", replyId: null }],
-  ["null id request", { jsonrpc: "2.0", id: null, method: "m" }, { kind: "invalid", replyId: null }],
-  ["object id request", { jsonrpc: "2.0", id: {}, method: "m" }, { kind: "invalid", replyId: null }],
+  ["null id request", { jsonrpc: "2.0", id: null, method: "m" }, {
+    kind: "invalid",
+    replyId: null,
+  }],
+  ["object id request", { jsonrpc: "2.0", id: {}, method: "m" }, {
+    kind: "invalid",
+    replyId: null,
+  }],
   ["no jsonrpc", { id: 3, method: "m" }, { kind: "invalid", replyId: 3 }],
   ["method not a string", { jsonrpc: "2.0", id: 3, method: 1 }, { kind: "invalid", replyId: 3 }],
   ["array", [1], { kind: "invalid", replyId: null }],
   ["scalar", 5, { kind: "invalid", replyId: null }],
-  ["response null id", { jsonrpc: "2.0", id: null, result: {} }, { kind: "invalid", replyId: undefined }],
+  ["response null id", { jsonrpc: "2.0", id: null, result: {} }, {
+    kind: "invalid",
+    replyId: undefined,
+  }],
   ["error without id", { jsonrpc: "2.0", error: { code: 1, message: "x" } }, {
     kind: "invalid",
     replyId: undefined,
   }],
-  ["response bad id", { jsonrpc: "2.0", id: true, result: {} }, { kind: "invalid", replyId: undefined }],
+  ["response bad id", { jsonrpc: "2.0", id: true, result: {} }, {
+    kind: "invalid",
+    replyId: undefined,
+  }],
   ["object with id only", { jsonrpc: "2.0", id: 9 }, { kind: "invalid", replyId: 9 }],
 ];
 

@@ -8,7 +8,9 @@ import { fileURLToPath } from "node:url";
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const DENO = Deno.execPath();
 export const MODERN_SERVER = [DENO, "run", "-A", `${ROOT}tests/fixtures/modern_server.ts`];
-export const RAW_SERVER = (mode = "ok") => [DENO, "run", "-A", `${ROOT}tests/fixtures/raw_server.ts`, mode];
+export const RAW_SERVER = (
+  mode = "ok",
+): string[] => [DENO, "run", "-A", `${ROOT}tests/fixtures/raw_server.ts`, mode];
 
 const enc = new TextEncoder();
 
@@ -30,7 +32,9 @@ export class BridgeProcess implements AsyncDisposable {
       stderr: "piped",
     }).spawn();
     this.#writer = this.child.stdin.getWriter();
-    this.#lines = this.child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter())[
+    this.#lines = this.child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(
+      new LineSplitter(),
+    )[
       Symbol.asyncIterator
     ]();
     const stderr = this.child.stderr;
@@ -49,7 +53,11 @@ export class BridgeProcess implements AsyncDisposable {
   }
 
   async request(id: number | string, method: string, params?: unknown): Promise<void> {
-    await this.send(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params });
+    await this.send(
+      params === undefined
+        ? { jsonrpc: "2.0", id, method }
+        : { jsonrpc: "2.0", id, method, params },
+    );
   }
 
   /** The next message of the bridge, or null at the end of its output or after `ms`. */

@@ -12,7 +12,9 @@ async function connect(upstream: string[], options: string[] = []): Promise<Clie
     cwd: ROOT,
     stderr: "pipe",
   });
-  const client = new Client({ name: "vscode-like", version: "1.0.0" }, { capabilities: { roots: {} } });
+  const client = new Client({ name: "vscode-like", version: "1.0.0" }, {
+    capabilities: { roots: {} },
+  });
   await client.connect(transport);
   return client;
 }
@@ -20,14 +22,26 @@ async function connect(upstream: string[], options: string[] = []): Promise<Clie
 Deno.test("v1 client uses tools, prompts, resources, templates and completion through the bridge", async () => {
   const client = await connect(MODERN_SERVER);
   try {
-    deepStrictEqual(client.getServerVersion(), { name: "fixture-2026", version: "9.9.9", title: "Fixture" });
+    deepStrictEqual(client.getServerVersion(), {
+      name: "fixture-2026",
+      version: "9.9.9",
+      title: "Fixture",
+    });
     strictEqual(client.getInstructions(), "fixture instructions");
     const caps = client.getServerCapabilities()!;
     ok(caps.tools && caps.prompts && caps.resources && caps.logging && caps.completions);
     strictEqual("tasks" in caps, false);
 
     const tools = await client.listTools();
-    deepStrictEqual(tools.tools.map((t: { name: string }) => t.name).sort(), ["big", "die", "echo", "fail", "flood", "log", "slow"]);
+    deepStrictEqual(tools.tools.map((t: { name: string }) => t.name).sort(), [
+      "big",
+      "die",
+      "echo",
+      "fail",
+      "flood",
+      "log",
+      "slow",
+    ]);
     deepStrictEqual(await client.callTool({ name: "echo", arguments: { text: "hi" } }), {
       content: [{ type: "text", text: "hi" }],
     });
@@ -36,13 +50,20 @@ Deno.test("v1 client uses tools, prompts, resources, templates and completion th
     deepStrictEqual((await client.getPrompt({ name: "greet" })).messages, [
       { role: "user", content: { type: "text", text: "Hello." } },
     ]);
-    deepStrictEqual((await client.listResources()).resources.map((r: { uri: string }) => r.uri), ["fixture://readme"]);
+    deepStrictEqual((await client.listResources()).resources.map((r: { uri: string }) => r.uri), [
+      "fixture://readme",
+    ]);
     deepStrictEqual(await client.readResource({ uri: "fixture://readme" }), {
       contents: [{ uri: "fixture://readme", text: "readme text" }],
     });
-    deepStrictEqual((await client.listResourceTemplates()).resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate), [
-      "fixture://notes/{id}",
-    ]);
+    deepStrictEqual(
+      (await client.listResourceTemplates()).resourceTemplates.map((t: { uriTemplate: string }) =>
+        t.uriTemplate
+      ),
+      [
+        "fixture://notes/{id}",
+      ],
+    );
     const completion = await client.complete({
       ref: { type: "ref/resource", uri: "fixture://notes/{id}" },
       argument: { name: "id", value: "1" },
@@ -60,7 +81,10 @@ Deno.test("v1 client accepts a quirky tools/list: non-object outputSchema, array
     deepStrictEqual(client.getServerCapabilities(), { tools: {} });
     const list = await client.listTools();
     strictEqual("nextCursor" in list, false);
-    strictEqual("ttlMs" in list || "cacheScope" in list || "resultType" in list || "_meta" in list, false);
+    strictEqual(
+      "ttlMs" in list || "cacheScope" in list || "resultType" in list || "_meta" in list,
+      false,
+    );
     deepStrictEqual(list.tools.map((t: { name: string }) => [t.name, "outputSchema" in t]), [
       ["array_no_items", false],
       ["non_object_output", false],
@@ -68,8 +92,16 @@ Deno.test("v1 client accepts a quirky tools/list: non-object outputSchema, array
     ]);
     const props = list.tools[0]!.inputSchema.properties as Record<string, Record<string, unknown>>;
     deepStrictEqual(props.tags, { type: "array", items: {} });
-    deepStrictEqual(props.pairs, { type: "array", prefixItems: [{ type: "string" }], items: {}, maxItems: 1 });
-    deepStrictEqual((props.nested!.properties as Record<string, unknown>).deep, { type: "array", items: {} });
+    deepStrictEqual(props.pairs, {
+      type: "array",
+      prefixItems: [{ type: "string" }],
+      items: {},
+      maxItems: 1,
+    });
+    deepStrictEqual((props.nested!.properties as Record<string, unknown>).deep, {
+      type: "array",
+      items: {},
+    });
   } finally {
     await client.close();
   }

@@ -3,10 +3,16 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { BridgeProcess, DENO, MODERN_SERVER, RAW_SERVER } from "./helpers.ts";
 
-const INIT = { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } };
+const INIT = {
+  protocolVersion: "2025-11-25",
+  capabilities: {},
+  clientInfo: { name: "t", version: "1" },
+};
 const MODERN_META = { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } };
 
-function errorOf(msg: Record<string, unknown>): { code: number; message: string; data?: Record<string, unknown> } {
+function errorOf(
+  msg: Record<string, unknown>,
+): { code: number; message: string; data?: Record<string, unknown> } {
   return msg.error as { code: number; message: string; data?: Record<string, unknown> };
 }
 
@@ -69,8 +75,16 @@ Deno.test("initialize: the result, a second initialize, and requests in ready", 
   // Notifications get no answer; the next request is answered first.
   await bridge.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
   await bridge.send({ jsonrpc: "2.0", method: "notifications/whatever" });
-  await bridge.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { reason: "no id" } });
-  await bridge.request(6, "tools/call", { name: "echo", arguments: { text: "x" }, task: { ttl: 1 } });
+  await bridge.send({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { reason: "no id" },
+  });
+  await bridge.request(6, "tools/call", {
+    name: "echo",
+    arguments: { text: "x" },
+    task: { ttl: 1 },
+  });
   deepStrictEqual((await bridge.next())?.id, 6);
   strictEqual(await bridge.exit(), 0);
 });
@@ -136,7 +150,11 @@ Deno.test("a canceled initialize gets no response and returns to awaiting_initia
   await using bridge = new BridgeProcess([], RAW_SERVER("silent"));
   await bridge.request("i1", "initialize", INIT);
   await new Promise((r) => setTimeout(r, 300));
-  await bridge.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "i1" } });
+  await bridge.send({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: "i1" },
+  });
   await bridge.request(2, "tools/list");
   const next = await bridge.next();
   deepStrictEqual(next?.id, 2);
@@ -153,7 +171,13 @@ Deno.test("forwarded params: task and _meta removed, other members kept, non-obj
     arguments: { a: [1] },
     extra: "kept",
     task: { ttl: 5 },
-    _meta: { progressToken: "p", traceparent: "00-abc-01", "vscode.chat/id": 7, secret: "dropped", "vscode.mcp/x": 1 },
+    _meta: {
+      progressToken: "p",
+      traceparent: "00-abc-01",
+      "vscode.chat/id": 7,
+      secret: "dropped",
+      "vscode.mcp/x": 1,
+    },
   });
   const got = (await bridge.response(2)).result as { structuredContent: Record<string, unknown> };
   const { _meta, ...rest } = got.structuredContent;
@@ -173,7 +197,11 @@ Deno.test("upstream errors: -32042 becomes -32603 without data; others pass unch
   await bridge.request(2, "tools/call", { name: "reserved" });
   deepStrictEqual((await bridge.response(2)).error, { code: -32603, message: "open this" });
   await bridge.request(3, "tools/call", { name: "error" });
-  deepStrictEqual((await bridge.response(3)).error, { code: -32099, message: "custom failure", data: { k: 1 } });
+  deepStrictEqual((await bridge.response(3)).error, {
+    code: -32099,
+    message: "custom failure",
+    data: { k: 1 },
+  });
 });
 
 Deno.test("the client never gets an upstream notifications/cancelled or a notification of no request", async () => {
@@ -199,7 +227,12 @@ Deno.test("requests above 256 in flight get too_many_requests at once; the reade
   await bridge.initialize();
   let batch = "";
   for (let i = 0; i < 257; i++) {
-    batch += JSON.stringify({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "slow", arguments: { ms: 3000 } } }) + "\n";
+    batch += JSON.stringify({
+      jsonrpc: "2.0",
+      id: i,
+      method: "tools/call",
+      params: { name: "slow", arguments: { ms: 3000 } },
+    }) + "\n";
   }
   batch += JSON.stringify({ jsonrpc: "2.0", id: "p", method: "ping" }) + "\n";
   await bridge.writeRaw(batch);
@@ -213,7 +246,11 @@ Deno.test("requests above 256 in flight get too_many_requests at once; the reade
   deepStrictEqual((await bridge.next())?.id, "p");
   // Cancel all: no responses for them.
   for (let i = 0; i < 256; i++) {
-    await bridge.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: i } });
+    await bridge.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: i },
+    });
   }
   await bridge.request("after", "tools/call", { name: "echo", arguments: { text: "ok" } });
   deepStrictEqual((await bridge.next(8000))?.id, "after");
@@ -253,9 +290,19 @@ Deno.test("the end of the input cancels requests in flight without responses and
 });
 
 Deno.test("exit code 2 for arguments that are not valid, with a one-line reason and the usage", async (t) => {
-  for (const args of [[], ["--log-level", "loud", "--", "x"], ["--discover-timeout", "0", "--", "x"], ["--bogus", "--", "x"]]) {
+  for (
+    const args of [[], ["--log-level", "loud", "--", "x"], ["--discover-timeout", "0", "--", "x"], [
+      "--bogus",
+      "--",
+      "x",
+    ]]
+  ) {
     await t.step(args.join(" ") || "(none)", async () => {
-      const out = await new Deno.Command(DENO, { args: ["run", "-P", "main.ts", ...args], stdout: "piped", stderr: "piped" })
+      const out = await new Deno.Command(DENO, {
+        args: ["run", "-P", "main.ts", ...args],
+        stdout: "piped",
+        stderr: "piped",
+      })
         .output();
       strictEqual(out.code, 2);
       strictEqual(out.stdout.length, 0);

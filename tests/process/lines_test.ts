@@ -11,9 +11,15 @@ Deno.test("invalid JSON, invalid UTF-8, deep nesting and bad shapes get the tabl
   await using bridge = new BridgeProcess(["--max-line-bytes", "4096"], MODERN_SERVER);
   await bridge.writeRaw('{"jsonrpc":"2.0","id":11,"method":"ping",,}\n');
   let msg = await bridge.next();
-  deepStrictEqual([msg?.id, cause(msg), (msg?.error as { code: number }).code], [11, "parse_error", -32700]);
+  deepStrictEqual([msg?.id, cause(msg), (msg?.error as { code: number }).code], [
+    11,
+    "parse_error",
+    -32700,
+  ]);
 
-  await bridge.writeRaw(new Uint8Array([...new TextEncoder().encode('{"id":"u8","x":"'), 0xff, 0x22, 0x7d, 0x0a]));
+  await bridge.writeRaw(
+    new Uint8Array([...new TextEncoder().encode('{"id":"u8","x":"'), 0xff, 0x22, 0x7d, 0x0a]),
+  );
   msg = await bridge.next();
   deepStrictEqual([msg?.id, cause(msg)], ["u8", "parse_error"]);
 
@@ -31,7 +37,11 @@ Deno.test("invalid JSON, invalid UTF-8, deep nesting and bad shapes get the tabl
 
   await bridge.writeRaw('{"jsonrpc":"2.0","id":1.5,"method":"ping"}\n');
   msg = await bridge.next();
-  deepStrictEqual([msg?.id, cause(msg), (msg?.error as { code: number }).code], [null, "invalid_request_shape", -32600]);
+  deepStrictEqual([msg?.id, cause(msg), (msg?.error as { code: number }).code], [
+    null,
+    "invalid_request_shape",
+    -32600,
+  ]);
 
   await bridge.writeRaw('[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n');
   msg = await bridge.next();
@@ -57,7 +67,9 @@ Deno.test("invalid JSON, invalid UTF-8, deep nesting and bad shapes get the tabl
 Deno.test("a too-long line gets line_too_long with the id from its head or its tail; b- ids get nothing", async () => {
   await using bridge = new BridgeProcess(["--max-line-bytes", "1000"], MODERN_SERVER);
   const pad = "x".repeat(3000);
-  await bridge.writeRaw(`{"jsonrpc":"2.0","id":"head","method":"tools/call","params":{"p":"${pad}"}}\n`);
+  await bridge.writeRaw(
+    `{"jsonrpc":"2.0","id":"head","method":"tools/call","params":{"p":"${pad}"}}\n`,
+  );
   let msg = await bridge.next();
   deepStrictEqual(msg, {
     jsonrpc: "2.0",
@@ -69,7 +81,9 @@ Deno.test("a too-long line gets line_too_long with the id from its head or its t
     },
   });
   // The TypeScript SDK 1.x writes the id last.
-  await bridge.writeRaw(`{"method":"tools/call","params":{"p":"${pad}"},"jsonrpc":"2.0","id":42}\r\n`);
+  await bridge.writeRaw(
+    `{"method":"tools/call","params":{"p":"${pad}"},"jsonrpc":"2.0","id":42}\r\n`,
+  );
   msg = await bridge.next();
   deepStrictEqual([msg?.id, cause(msg)], [42, "line_too_long"]);
   await bridge.writeRaw(`{"method":"x","params":{"p":"${pad}"}}\n`);
@@ -93,18 +107,30 @@ Deno.test("robustness: random bytes, random JSON, deep nesting and long lines at
     const id = `r${i}`;
     if (kind === 0) {
       // Random bytes without a newline: one line, an error with id null at most.
-      lines.push(Uint8Array.from({ length: 1 + Math.floor(r() * 100) }, () => Math.floor(r() * 256)).map((b) => b === 10 ? 32 : b));
+      lines.push(
+        Uint8Array.from({ length: 1 + Math.floor(r() * 100) }, () => Math.floor(r() * 256)).map((
+          b,
+        ) => b === 10 ? 32 : b),
+      );
     } else if (kind === 1) {
       lines.push(enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })));
       expected.add(id);
     } else if (kind === 2) {
-      lines.push(enc.encode(`{"jsonrpc":"2.0","id":"${id}","method":"ping","params":${"[".repeat(100)}`));
+      lines.push(
+        enc.encode(`{"jsonrpc":"2.0","id":"${id}","method":"ping","params":${"[".repeat(100)}`),
+      );
       expected.add(id);
     } else if (kind === 3) {
-      lines.push(enc.encode(`{"jsonrpc":"2.0","id":"${id}","method":"ping","params":{"p":"${"y".repeat(5000)}"}}`));
+      lines.push(
+        enc.encode(
+          `{"jsonrpc":"2.0","id":"${id}","method":"ping","params":{"p":"${"y".repeat(5000)}"}}`,
+        ),
+      );
       expected.add(id);
     } else {
-      lines.push(enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params: [r()] })));
+      lines.push(
+        enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params: [r()] })),
+      );
       expected.add(id);
     }
   }

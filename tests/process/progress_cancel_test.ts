@@ -21,8 +21,17 @@ Deno.test("a flood of 1,000 progress notifications in one second: at most ~50 re
     progress.push(msg.params as Record<string, unknown>);
   }
   const seconds = Math.ceil((Date.now() - started) / 1000);
-  strictEqual(progress.length >= 10 && progress.length <= 50 * seconds, true, `got ${progress.length} in ${seconds} s`);
-  strictEqual(progress.every((p) => p.progressToken === 0 && p.total === 1000 && typeof p.message === "string"), true);
+  strictEqual(
+    progress.length >= 10 && progress.length <= 50 * seconds,
+    true,
+    `got ${progress.length} in ${seconds} s`,
+  );
+  strictEqual(
+    progress.every((p) =>
+      p.progressToken === 0 && p.total === 1000 && typeof p.message === "string"
+    ),
+    true,
+  );
   await bridge.request(3, "ping");
   deepStrictEqual((await bridge.next())?.id, 3); // nothing after the response
 });
@@ -57,9 +66,17 @@ Deno.test("progress is keyed by request: concurrent requests with the token 0 ge
 Deno.test("a canceled request gets no response; the upstream sees the cancel with the reason", async () => {
   await using bridge = new BridgeProcess([], MODERN_SERVER);
   await bridge.initialize();
-  await bridge.request(2, "tools/call", { name: "slow", arguments: { ms: 5000 }, _meta: { progressToken: "t" } });
+  await bridge.request(2, "tools/call", {
+    name: "slow",
+    arguments: { ms: 5000 },
+    _meta: { progressToken: "t" },
+  });
   await new Promise((r) => setTimeout(r, 300));
-  await bridge.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "user" } });
+  await bridge.send({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 2, reason: "user" },
+  });
   await bridge.request(3, "tools/call", { name: "echo", arguments: { text: "x" } });
   deepStrictEqual((await bridge.next())?.id, 3);
   // Wait past the end of the slow tool: still no response for 2.
@@ -78,7 +95,10 @@ Deno.test("logging: no level, no messages; after setLevel, messages at or above 
   deepStrictEqual((await bridge.next())?.id, 3);
   await bridge.request(4, "tools/call", { name: "log", arguments: { level: "info", note: "low" } });
   deepStrictEqual((await bridge.next())?.id, 4);
-  await bridge.request(5, "tools/call", { name: "log", arguments: { level: "error", note: "high" } });
+  await bridge.request(5, "tools/call", {
+    name: "log",
+    arguments: { level: "error", note: "high" },
+  });
   deepStrictEqual(await bridge.next(), {
     jsonrpc: "2.0",
     method: "notifications/message",

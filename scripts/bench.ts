@@ -1,0 +1,262 @@
+/**
+ * The benchmark: the same raw JSON-RPC client and the same upstream (the
+ * SDK v2 fixture server), directly and through the bridge. Prints latency,
+ * throughput, the time and peak RSS of the bridge for large results, the
+ * ratios bridged/direct, and the cost of the result rules and the progress
+ * path. A benchmark, not a test: nothing here fails on a slow machine.
+ *
+ * Run: `deno task bench`
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { applyResultRules } from "../lib/bridge/results.ts";
+import { ProgressRelay } from "../lib/bridge/progress.ts";
+import { SILENT_LOGGER } from "../lib/bridge/log.ts";
+import type { JsonObject } from "../lib/jsonrpc/message.ts";
+import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const deno = Deno.execPath();
+const UPSTREAM = [deno, "run", "-A", `${root}tests/fixtures/modern_server.ts`];
+const BRIDGE = [deno, "run", "-P", `${root}main.ts`, "--log-level", "error", "--"];
+const enc = new TextEncoder();
+const out = (line: string) => Deno.stdout.writeSync(enc.encode(line + "\n"));
+
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/** A line client over a child process; the same code for both paths. */
+class LineClient {
+  child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #waiting = new Map<number, (line: string) => void>();
+  #nextId = 1;
+  modern: boolean;
+
+  constructor(command: string[], modern: boolean) {
+    this.modern = modern;
+    this.child = new Deno.Command(command[0]!, {
+      args: command.slice(1),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    this.#writer = this.child.stdin.getWriter();
+    this.#read();
+  }
+
+  async #read() {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for await (const chunk of this.child.stdout) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let nl;
+      while ((nl = buffer.indexOf("\n")) !== -1) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        const idMatch = /"id":(\d+)[,}]/.exec(
+          line.length > 200 ? line.slice(0, 100) + line.slice(-100) : line,
+        );
+        if (idMatch) this.#waiting.get(Number(idMatch[1]))?.(line);
+      }
+    }
+  }
+
+  request(method: string, params: JsonObject = {}): Promise<string> {
+    const id = this.#nextId++;
+    const full = this.modern ? { ...params, _meta: ENVELOPE } : params;
+    const done = new Promise<string>((resolve) =>
+      this.#waiting.set(id, (line) => {
+        this.#waiting.delete(id);
+        resolve(line);
+      })
+    );
+    this.#writer.write(
+      enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params: full }) + "\n"),
+    );
+    return done;
+  }
+
+  async start(): Promise<void> {
+    if (this.modern) await this.request("server/discover");
+    else {
+      await this.request("initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "bench", version: "1" },
+      });
+      await this.#writer.write(
+        enc.encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'),
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.#writer.close();
+    await this.child.status;
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+}
+
+async function latency(client: LineClient, n: number): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 100; i++) {
+    await client.request("tools/call", { name: "echo", arguments: { text: "w" } });
+  }
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await client.request("tools/call", { name: "echo", arguments: { text: "x" } });
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+
+async function throughput(client: LineClient, inFlight: number, total: number): Promise<number> {
+  let sent = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (sent < total) {
+      sent++;
+      await client.request("tools/call", { name: "echo", arguments: { text: "x" } });
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return total / ((performance.now() - t0) / 1000);
+}
+
+function peakRssMb(pid: number): number {
+  // Deno asks for all permissions to read /proc directly; cat needs only run.
+  const status = new TextDecoder().decode(
+    new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).outputSync().stdout,
+  );
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+async function bigResult(
+  bytes: number,
+): Promise<{ directMs: number; bridgedMs: number; rssMb: number }> {
+  const direct = new LineClient(UPSTREAM, true);
+  await direct.start();
+  let t0 = performance.now();
+  await direct.request("tools/call", { name: "big", arguments: { bytes } });
+  const directMs = performance.now() - t0;
+  await direct.stop();
+  const bridged = new LineClient([...BRIDGE, ...UPSTREAM], false);
+  await bridged.start();
+  t0 = performance.now();
+  await bridged.request("tools/call", { name: "big", arguments: { bytes } });
+  const bridgedMs = performance.now() - t0;
+  const rssMb = peakRssMb(bridged.child.pid);
+  await bridged.stop();
+  return { directMs, bridgedMs, rssMb };
+}
+
+function toolList(): JsonObject {
+  const tools = [];
+  for (let i = 0; i < 500; i++) {
+    tools.push({
+      name: `tool_${i}`,
+      description: "A tool with a nested schema.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          tags: { type: "array" },
+          matrix: {
+            type: "array",
+            items: { type: "array", items: false, prefixItems: [{ type: "number" }] },
+          },
+          filter: {
+            anyOf: [{ type: "string" }, {
+              type: "object",
+              properties: { ids: { type: "array", items: null } },
+            }],
+          },
+          nested: {
+            type: "object",
+            properties: { a: { type: "object", properties: { b: { type: "string" } } } },
+          },
+        },
+        $defs: { list: { type: "array" } },
+      },
+      outputSchema: i % 2 ? { type: "object" } : { type: "string" },
+    });
+  }
+  return { resultType: "complete", ttlMs: 1, cacheScope: "private", nextCursor: null, tools };
+}
+
+const fmt = (n: number, d = 2) => n.toFixed(d);
+
+out("mcp-bridge-vscode benchmark (same client, same upstream; direct vs through the bridge)\n");
+const direct = new LineClient(UPSTREAM, true);
+await direct.start();
+const bridged = new LineClient([...BRIDGE, ...UPSTREAM], false);
+await bridged.start();
+
+const ld = await latency(direct, 2000);
+const lb = await latency(bridged, 2000);
+out(`small tools/call latency  direct p50 ${fmt(ld.p50)} ms p99 ${fmt(ld.p99)} ms`);
+out(`                          bridged p50 ${fmt(lb.p50)} ms p99 ${fmt(lb.p99)} ms`);
+out(
+  `                          ratio p50 ${fmt(lb.p50 / ld.p50)} (target <= 1.5), p99 ${
+    fmt(lb.p99 / ld.p99)
+  }`,
+);
+for (const inFlight of [64, 256]) {
+  const td = await throughput(direct, inFlight, 10_000);
+  const tb = await throughput(bridged, inFlight, 10_000);
+  out(
+    `throughput ${inFlight} in flight    direct ${fmt(td, 0)} req/s, bridged ${
+      fmt(tb, 0)
+    } req/s, ratio ${fmt(tb / td)}` +
+      (inFlight === 256 ? " (target >= 0.8)" : ""),
+  );
+}
+await direct.stop();
+await bridged.stop();
+
+for (const mib of [16, 64]) {
+  // The whole line must stay under the 64 MiB line limit.
+  const bytes = mib * 1024 * 1024 - 4096;
+  const r = await bigResult(bytes);
+  const budget = 2.5 * mib + 60;
+  out(
+    `${mib} MiB tool result        direct ${fmt(r.directMs, 0)} ms, bridged ${
+      fmt(r.bridgedMs, 0)
+    } ms, ` +
+      `ratio ${fmt(r.bridgedMs / r.directMs)}; bridge peak RSS ${fmt(r.rssMb, 0)} MB (target <= ${
+        fmt(budget, 0)
+      } MB)`,
+  );
+}
+
+const ctx = { quirks: VSCODE_PROFILE.quirks, icons: "all" as const, log: SILENT_LOGGER };
+const lists = Array.from({ length: 200 }, toolList);
+const t0 = performance.now();
+for (const list of lists) applyResultRules("tools/list", list, ctx);
+out(
+  `result rules, tools/list of 500 tools with nested schemas: ${
+    fmt((performance.now() - t0) / lists.length, 3)
+  } ms per list (target <= 1 ms)`,
+);
+
+let sent = 0;
+const relay = new ProgressRelay(0, 50, () => sent++);
+const t1 = performance.now();
+for (let i = 0; i < 1_000_000; i++) {
+  relay.relay({ progress: i, total: 1_000_000, message: undefined });
+}
+out(
+  `progress path: ${
+    fmt((performance.now() - t1) * 1000 / 1_000_000, 3)
+  } µs per upstream notification (${sent} relayed)`,
+);

@@ -30,7 +30,10 @@ const transport = new StdioClientTransport({
   stderr: "inherit",
 });
 const send = transport.send.bind(transport);
-transport.send = async (message, options) => {
+transport.send = async (
+  message: Parameters<typeof send>[0],
+  options?: Parameters<typeof send>[1],
+) => {
   const m = message as { method?: string; params?: unknown; id?: unknown };
   if (m.method) {
     out(`--> ${m.method}${m.id === undefined ? " (notification)" : ""}\n${show(m.params ?? {})}`);

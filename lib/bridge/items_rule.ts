@@ -71,35 +71,60 @@ function fixArraySchema(schema: JsonObject): boolean {
  * ```
  */
 export function normalizeArrayItems(schema: Json, report: (event: ItemsEvent) => void): void {
-  // An explicit stack: a hostile schema cannot overflow the call stack.
-  const stack: { node: Json; pointer: string; depth: number }[] = [{
-    node: schema,
-    pointer: "",
-    depth: 0,
-  }];
+  // An explicit stack: a hostile schema cannot overflow the call stack. The
+  // pointer of a node is built only when the node is reported.
+  const stack: Frame[] = [{ node: schema, parent: undefined, token: "", depth: 0 }];
   while (stack.length > 0) {
-    const { node, pointer, depth } = stack.pop()!;
+    const frame = stack.pop()!;
+    const { node, depth } = frame;
     if (!isObject(node)) continue;
     if (depth > MAX_SCHEMA_DEPTH) {
-      report({ kind: "too_deep", pointer });
+      report({ kind: "too_deep", pointer: pointerOf(frame) });
       continue;
     }
-    if (fixArraySchema(node)) report({ kind: "changed", pointer });
-    const push = (child: Json | undefined, path: string) => {
-      if (isObject(child)) stack.push({ node: child, pointer: path, depth: depth + 1 });
-    };
+    if (fixArraySchema(node)) report({ kind: "changed", pointer: pointerOf(frame) });
     for (const key of SCHEMA_MAPS) {
       const map = node[key];
       if (!isObject(map)) continue;
-      for (const [name, child] of Object.entries(map)) {
-        push(child, `${pointer}/${escapePointerToken(key)}/${escapePointerToken(name)}`);
+      const keyFrame: Frame = { node: null, parent: frame, token: key, depth };
+      for (const name in map) {
+        const child = map[name];
+        if (isObject(child)) {
+          stack.push({ node: child, parent: keyFrame, token: name, depth: depth + 1 });
+        }
       }
     }
-    for (const key of SCHEMA_ONE) push(node[key], `${pointer}/${escapePointerToken(key)}`);
+    for (const key of SCHEMA_ONE) {
+      const child = node[key];
+      if (isObject(child)) stack.push({ node: child, parent: frame, token: key, depth: depth + 1 });
+    }
     for (const key of SCHEMA_LISTS) {
       const list = node[key];
       if (!Array.isArray(list)) continue;
-      list.forEach((child, i) => push(child, `${pointer}/${escapePointerToken(key)}/${i}`));
+      const keyFrame: Frame = { node: null, parent: frame, token: key, depth };
+      for (let i = 0; i < list.length; i++) {
+        const child = list[i];
+        if (isObject(child)) {
+          stack.push({ node: child, parent: keyFrame, token: String(i), depth: depth + 1 });
+        }
+      }
     }
   }
+}
+
+/** A node of the walk and the way to it. */
+interface Frame {
+  readonly node: Json;
+  readonly parent: Frame | undefined;
+  readonly token: string;
+  readonly depth: number;
+}
+
+/** The RFC 6901 pointer of a frame, from the tokens of its ancestors. */
+function pointerOf(frame: Frame): string {
+  const tokens: string[] = [];
+  for (let f: Frame | undefined = frame; f?.parent !== undefined; f = f.parent) {
+    tokens.push(escapePointerToken(f.token));
+  }
+  return tokens.length === 0 ? "" : "/" + tokens.reverse().join("/");
 }

@@ -27,9 +27,12 @@ import type { UpstreamLink } from "../upstream/link.ts";
 import { UpstreamClient } from "../upstream/session.ts";
 import type { Cause } from "./error_table.ts";
 import { BridgeError } from "./errors.ts";
-import { mapDiscoverFailure, mapUpstreamFailure } from "./failures.ts";
+import { mapDiscoverFailure } from "./failures.ts";
+import { type Declared, declaredOf } from "./input_checks.ts";
+import { runRounds } from "./input.ts";
+import { PendingTable } from "./pending.ts";
 import type { Limits } from "./limits.ts";
-import { formatLimit, roundTimeoutMs } from "./limits.ts";
+import { formatLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { passthroughMeta } from "./meta.ts";
 import type { Profile } from "./profile.ts";
@@ -89,10 +92,14 @@ export class Frontend {
   #level: LoggingLevel | undefined;
   #upstreamStopped = false;
   #resultContext: ResultContext | undefined;
+  #pending: PendingTable;
+  #declared: Declared = declaredOf(undefined);
+  #elicitations = 0;
 
   constructor(options: FrontendOptions) {
     this.#options = options;
     this.#writer = new MessageWriter(options.output);
+    this.#pending = new PendingTable(options.profile.request_id_prefix);
   }
 
   /** The current state. */
@@ -194,11 +201,25 @@ export class Frontend {
 
   /** A line that is not valid answers a request of the bridge (input rounds). */
   #onInvalidAnswer(id: RequestId): void {
-    this.#options.log.debug(`dropped an answer that is not valid for ${String(id)}`);
+    if (!this.#pending.settle(id, { kind: "invalid" })) {
+      this.#options.log.debug(
+        `dropped an answer that is not valid for the unknown id ${String(id)}`,
+      );
+    }
   }
 
-  #onResponse(id: RequestId, _message: JsonObject): void {
-    this.#options.log.debug(`dropped a response of the client for the unknown id ${String(id)}`);
+  #onResponse(id: RequestId, message: JsonObject): void {
+    const answer = Object.hasOwn(message, "result")
+      ? { kind: "result" as const, result: message.result ?? null }
+      : {
+        kind: "error" as const,
+        error: message.error as { code: number; message: string; data?: Json },
+      };
+    if (
+      !isBridgeId(id, this.#options.profile.request_id_prefix) || !this.#pending.settle(id, answer)
+    ) {
+      this.#options.log.debug(`dropped a response of the client for the unknown id ${String(id)}`);
+    }
   }
 
   #onNotification(method: string, params: Json | undefined): void {
@@ -321,6 +342,7 @@ export class Frontend {
           if (!flight.canceled) this.#fail(id, BridgeError.of("spawn_failed"));
           return;
         }
+        this.#declared = declaredOf(params.capabilities);
         const session = new UpstreamClient(link, {
           clientInfo: params.clientInfo as JsonObject,
           capabilities: upstreamCapabilities(params.capabilities),
@@ -394,29 +416,30 @@ export class Frontend {
     const relay = token === undefined
       ? undefined
       : new ProgressRelay(token, limits.max_progress_per_second, (n) => this.#write(n));
-    const timeoutMs = roundTimeoutMs(limits, method, 1);
     const passMeta = passthroughMeta(meta, profile.meta_passthrough);
+    const env = {
+      session,
+      limits,
+      log: this.#options.log,
+      declared: this.#declared,
+      pending: this.#pending,
+      write: (message: JsonObject) => this.#write(message as unknown as Message),
+      nextElicitationId: () => `elicitation-${++this.#elicitations}`,
+      logLevel: () => this.#level,
+    };
     this.#spawn(async () => {
       try {
-        const raw = await session.request(method, params, {
-          timeoutMs,
+        const outcome = await runRounds(env, method, params, {
           signal: flight.controller.signal,
           ...(relay && { onProgress: (p) => relay.relay(p) }),
           ...(passMeta && { meta: passMeta }),
-          ...(this.#level && { logLevel: this.#level }),
         });
         relay?.stop();
-        if (flight.canceled) return;
-        if (isObject(raw) && raw.resultType === "input_required") {
-          this.#fail(id, BridgeError.of("hook_failed"));
-          return;
-        }
-        this.#reply(id, applyResultRules(method, raw, this.#resultContext!));
-      } catch (error) {
-        relay?.stop();
-        if (flight.canceled) return;
-        this.#fail(id, mapUpstreamFailure(error, method, formatLimit(timeoutMs)));
+        if (flight.canceled || outcome.kind === "canceled") return;
+        if (outcome.kind === "error") this.#fail(id, outcome.error);
+        else this.#reply(id, applyResultRules(method, outcome.result, this.#resultContext!));
       } finally {
+        relay?.stop();
         this.#untrack(flight);
       }
     });

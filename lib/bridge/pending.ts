@@ -1,0 +1,75 @@
+/**
+ * The table of the bridge's own requests to the client (the questions of the
+ * input rounds), keyed by their ids `<prefix><n>`.
+ *
+ * An entry goes in before its request goes out; the reader settles it at
+ * once with the answer. An answer whose id is unknown or already settled is
+ * dropped. A cancellation removes the entries first, and then reports which
+ * requests went out without an answer, so that the client gets
+ * `notifications/cancelled` for each of them and a late answer is dropped.
+ *
+ * @module
+ */
+
+import type { ErrorObject, Json, RequestId } from "../jsonrpc/message.ts";
+
+/** What the client answered. */
+export type Answer =
+  | { readonly kind: "result"; readonly result: Json }
+  | { readonly kind: "error"; readonly error: ErrorObject }
+  /** A line that is not valid, with the id of the request. */
+  | { readonly kind: "invalid" };
+
+interface Entry {
+  readonly settle: (answer: Answer) => void;
+}
+
+/** The pending requests of the bridge on one connection. */
+export class PendingTable {
+  readonly #prefix: string;
+  readonly #entries = new Map<string, Entry>();
+  #next = 1;
+
+  constructor(prefix: string) {
+    this.#prefix = prefix;
+  }
+
+  /** The number of requests without an answer. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Adds an entry with a new id. The request may go out after this call. */
+  open(): { readonly id: string; readonly answer: Promise<Answer> } {
+    const id = `${this.#prefix}${this.#next++}`;
+    let settle!: (answer: Answer) => void;
+    const answer = new Promise<Answer>((resolve) => settle = resolve);
+    this.#entries.set(id, { settle });
+    return { id, answer };
+  }
+
+  /** Settles an entry; false for an id that is unknown, not a string, or settled. */
+  settle(id: RequestId | null, answer: Answer): boolean {
+    if (typeof id !== "string") return false;
+    const entry = this.#entries.get(id);
+    if (!entry) return false;
+    this.#entries.delete(id);
+    entry.settle(answer);
+    return true;
+  }
+
+  /**
+   * Removes the entries of `ids` and returns those that had no answer yet:
+   * they get `notifications/cancelled`. Their promises never settle.
+   */
+  remove(ids: readonly string[]): string[] {
+    return ids.filter((id) => this.#entries.delete(id));
+  }
+
+  /** Removes every entry; returns the ids that had no answer. */
+  removeAll(): string[] {
+    const ids = [...this.#entries.keys()];
+    this.#entries.clear();
+    return ids;
+  }
+}

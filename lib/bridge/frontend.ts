@@ -31,6 +31,7 @@ import { mapDiscoverFailure } from "./failures.ts";
 import { type Declared, declaredOf } from "./input_checks.ts";
 import { runRounds } from "./input.ts";
 import { PendingTable } from "./pending.ts";
+import { type DeclaredLists, Listener } from "./notify.ts";
 import type { Limits } from "./limits.ts";
 import { formatLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
@@ -95,6 +96,9 @@ export class Frontend {
   #pending: PendingTable;
   #declared: Declared = declaredOf(undefined);
   #elicitations = 0;
+  #listener: Listener | undefined;
+  #lists: DeclaredLists = new Set();
+  #subscribe = false;
 
   constructor(options: FrontendOptions) {
     this.#options = options;
@@ -234,6 +238,8 @@ export class Frontend {
         return;
       }
       case "notifications/initialized":
+        if (this.#state === "ready") this.#startListener();
+        return;
       case "notifications/roots/list_changed":
         return;
       default:
@@ -285,11 +291,47 @@ export class Frontend {
       );
       return;
     }
+    if (method === "resources/subscribe" || method === "resources/unsubscribe") {
+      this.#subscription(id, method === "resources/subscribe", params);
+      return;
+    }
     if (!FORWARDED_METHODS.has(method)) {
       this.#fail(id, BridgeError.of("method_not_found"));
       return;
     }
     this.#forward(id, method, params);
+  }
+
+  /** Opens the listen stream one time, when the initialize result declares a list change or subscribe. */
+  #startListener(): void {
+    if (this.#listener || !this.#session || (this.#lists.size === 0 && !this.#subscribe)) return;
+    this.#listener = new Listener({
+      session: this.#session,
+      limits: this.#options.limits,
+      log: this.#options.log,
+      lists: this.#lists,
+      write: (message) => this.#write(message as unknown as Message),
+      logLevel: () => this.#level,
+    });
+    this.#listener.start();
+  }
+
+  #subscription(id: RequestId, add: boolean, params: Json | undefined): void {
+    const listener = this.#listener;
+    if (!this.#subscribe || !listener) {
+      this.#fail(id, BridgeError.of("method_not_found"));
+      return;
+    }
+    if (!isObject(params) || typeof params.uri !== "string") {
+      this.#fail(id, BridgeError.of("invalid_params"));
+      return;
+    }
+    listener.change(params.uri, add, (outcome) => {
+      // After the end of the input, a request gets no response.
+      if (this.#closingCause === "input_ended") return;
+      if ("result" in outcome) this.#reply(id, outcome.result);
+      else this.#fail(id, outcome.error);
+    });
   }
 
   /** Adds a flight, or answers at once above the limit. */
@@ -366,6 +408,7 @@ export class Frontend {
           return;
         }
         const icons = link.isRemote ? "data_only" : "all";
+        this.#noteDeclared(discover.capabilities);
         this.#session = session;
         this.#resultContext = { quirks: profile.quirks, icons, log };
         this.#state = "ready";
@@ -375,6 +418,19 @@ export class Frontend {
         this.#untrack(flight);
       }
     });
+  }
+
+  /** The lists with listChanged and resources.subscribe, as the initialize result declares them. */
+  #noteDeclared(capabilities: Json | undefined): void {
+    const caps = isObject(capabilities) ? capabilities : {};
+    const lists = new Set<"tools" | "prompts" | "resources">();
+    for (const list of ["tools", "prompts", "resources"] as const) {
+      const member = caps[list];
+      if (isObject(member) && member.listChanged === true) lists.add(list);
+    }
+    this.#lists = lists;
+    const resources = caps.resources;
+    this.#subscribe = isObject(resources) && resources.subscribe === true;
   }
 
   async #watchUpstream(session: UpstreamClient): Promise<void> {
@@ -459,16 +515,17 @@ export class Frontend {
       flight.canceled = true;
       flight.controller.abort(CANCEL_REASON_CLOSED);
     }
-    await this.#waitForTasks(this.#options.limits.shutdown_grace_ms);
+    const listener = this.#listener?.close();
+    await this.#waitForTasks(this.#options.limits.shutdown_grace_ms, listener);
     await this.#session?.close();
     await this.#waitForTasks(this.#options.limits.shutdown_grace_ms);
     await this.#writer.close();
   }
 
-  async #waitForTasks(ms: number): Promise<void> {
+  async #waitForTasks(ms: number, also?: Promise<void>): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, ms));
-    await Promise.race([Promise.allSettled([...this.#tasks]), grace]);
+    await Promise.race([Promise.allSettled([...this.#tasks, also]), grace]);
     clearTimeout(timer);
   }
 }

@@ -75,8 +75,8 @@ export interface UpstreamProgress {
 
 /** Options of one upstream request. */
 export interface UpstreamRequestOptions {
-  /** The time limit of this request. */
-  readonly timeoutMs: number;
+  /** The time limit of this request; a listen stream has none. */
+  readonly timeoutMs?: number;
   /** Aborting it cancels the request upstream; the reason is the cancel reason. */
   readonly signal?: AbortSignal;
   /** When set, the request carries a progress token and gets its progress. */
@@ -85,7 +85,15 @@ export interface UpstreamRequestOptions {
   readonly meta?: JsonObject;
   /** The level of the client, for `io.modelcontextprotocol/logLevel`. */
   readonly logLevel?: string;
+  /**
+   * For a listen stream: each notification whose `_meta` names this request as
+   * its subscription, on the reader, before the next frame is read.
+   */
+  readonly onEvent?: (method: string, params: JsonObject) => void;
 }
+
+/** The key of the subscription id in `_meta` of the events of a listen stream. */
+export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
 
 /** What the upstream client needs to know of the client. */
 export interface UpstreamClientOptions {
@@ -93,8 +101,6 @@ export interface UpstreamClientOptions {
   readonly capabilities: JsonObject;
   /** Valid notifications/message of the upstream server. */
   readonly onLogMessage?: (params: JsonObject) => void;
-  /** Every other notification; the default drops it. */
-  readonly onNotification?: (method: string, params: JsonObject | undefined) => void;
   /** A debug line for what the client drops. */
   readonly debug?: (message: string) => void;
 }
@@ -103,6 +109,7 @@ interface Pending {
   resolve(result: Json): void;
   reject(failure: UpstreamFailure): void;
   onProgress: ((progress: UpstreamProgress) => void) | undefined;
+  onEvent: ((method: string, params: JsonObject) => void) | undefined;
 }
 
 /** The upstream client of the bridge. */
@@ -210,8 +217,15 @@ export class UpstreamClient {
       }
       return;
     }
-    if (this.#options.onNotification) this.#options.onNotification(method, params);
-    else this.#options.debug?.(`dropped the upstream notification ${method}`);
+    const meta = params?._meta;
+    const subscription = isObject(meta) ? meta[SUBSCRIPTION_ID_KEY] : undefined;
+    const stream = typeof subscription === "number" ? this.#pending.get(subscription) : undefined;
+    if (stream?.onEvent && params) {
+      stream.onEvent(method, params);
+      return;
+    }
+    // On a stdio upstream, a notification of no request is dropped.
+    this.#options.debug?.(`dropped the upstream notification ${method}`);
   }
 
   /** Revision 2026-07-28 has no requests from the server; only ping gets a result. */
@@ -257,7 +271,9 @@ export class UpstreamClient {
     const message: Message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } };
 
     return new Promise<Json>((resolve, reject) => {
-      const timer = setTimeout(() => fail("timeout", "the request timed out"), options.timeoutMs);
+      const timer = options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => fail("timeout", "the request timed out"), options.timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
@@ -279,6 +295,7 @@ export class UpstreamClient {
           reject(failure);
         },
         onProgress,
+        onEvent: options.onEvent,
       });
       signal?.addEventListener("abort", onAbort, { once: true });
       this.link.send(message).catch(() => {

@@ -1,0 +1,210 @@
+/** The listen stream (M3) over the real program and a raw upstream. */
+
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  PromptListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { BridgeProcess, DENO, RAW_SERVER, ROOT } from "./helpers.ts";
+
+type Obj = Record<string, unknown>;
+const TOOLS_CHANGED = { jsonrpc: "2.0", method: "notifications/tools/list_changed" };
+const PROMPTS_CHANGED = { jsonrpc: "2.0", method: "notifications/prompts/list_changed" };
+const updated = (uri: string) => ({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } });
+
+async function start(mode = "listen"): Promise<BridgeProcess> {
+  const bridge = new BridgeProcess(["--log-level", "debug"], RAW_SERVER(mode));
+  await bridge.initialize();
+  return bridge;
+}
+
+/** Messages until the response of `id`, which is returned last. */
+async function until(bridge: BridgeProcess, id: unknown): Promise<Obj[]> {
+  const out: Obj[] = [];
+  for (;;) {
+    const msg = await bridge.next();
+    if (msg === null) throw new Error(`no response for ${id}: ${bridge.stderr}`);
+    out.push(msg);
+    if (msg.id === id && !("method" in msg)) return out;
+  }
+}
+
+async function call(bridge: BridgeProcess, id: unknown, name: string, args: Obj = {}): Promise<Obj[]> {
+  await bridge.request(id as string, "tools/call", { name, arguments: args });
+  return await until(bridge, id);
+}
+
+async function listens(bridge: BridgeProcess, id: string): Promise<Obj> {
+  const msgs = await call(bridge, id, "listens");
+  return (msgs.at(-1)!.result as Obj).structuredContent as Obj;
+}
+
+Deno.test("the first stream: the filter of the declared lists, and one event per list at its acknowledgment", async () => {
+  await using bridge = await start();
+  deepStrictEqual([await bridge.next(), await bridge.next()], [TOOLS_CHANGED, PROMPTS_CHANGED]);
+  const state = await listens(bridge, "l");
+  deepStrictEqual(state.filters, [{ toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: [] }]);
+  strictEqual(state.open, 1);
+});
+
+Deno.test("events: four methods only, without the subscription id; updated needs a uri; acks stay", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  const msgs = await call(bridge, 2, "emit", {
+    events: [
+      { method: "notifications/tools/list_changed", params: { _meta: { "com.example/k": 1 } } },
+      { method: "notifications/resources/updated", params: {} },
+      { method: "notifications/resources/updated", params: { uri: "x://a", title: "t" } },
+      { method: "notifications/resources/list_changed" },
+      { method: "notifications/cancelled", params: { requestId: 5 } },
+      { method: "notifications/other" },
+      { method: "notifications/subscriptions/acknowledged", params: { notifications: {} } },
+      { method: "notifications/prompts/list_changed" },
+    ],
+  });
+  deepStrictEqual(msgs.slice(0, -1), [
+    { jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { "com.example/k": 1 } } },
+    { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: "x://a", title: "t" } },
+    { jsonrpc: "2.0", method: "notifications/resources/list_changed" },
+    // The second acknowledgment of the active stream closes a gap: one event per list.
+    TOOLS_CHANGED,
+    PROMPTS_CHANGED,
+    PROMPTS_CHANGED,
+  ]);
+});
+
+Deno.test("subscribe and unsubscribe: a new stream with all URIs, {} at its acknowledgment, the old one canceled", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  await bridge.request(2, "resources/subscribe", { uri: "x://a" });
+  deepStrictEqual(await until(bridge, 2), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+  await bridge.request(3, "resources/subscribe", { uri: "x://a" }); // held: at once
+  deepStrictEqual(await until(bridge, 3), [{ jsonrpc: "2.0", id: 3, result: {} }]);
+  await bridge.request(4, "resources/unsubscribe", { uri: "x://none" });
+  deepStrictEqual(await until(bridge, 4), [{ jsonrpc: "2.0", id: 4, result: {} }]);
+  await bridge.request(5, "resources/subscribe", {});
+  deepStrictEqual(((await until(bridge, 5))[0]!.error as Obj).code, -32602);
+  const state = await listens(bridge, "l");
+  deepStrictEqual(state.filters, [
+    { toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: [] },
+    { toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: ["x://a"] },
+  ]);
+  deepStrictEqual([state.open, (state.cancelled as unknown[]).length], [1, 1]);
+  // The new stream serves the updates of the URI.
+  const msgs = await call(bridge, 6, "emit", { events: [{ method: "notifications/resources/updated", params: { uri: "x://a" } }] });
+  deepStrictEqual(msgs[0], updated("x://a"));
+});
+
+Deno.test("a change whose stream fails keeps the old stream and URIs and gives the upstream error", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  await call(bridge, 2, "next_listen", { what: "fail" });
+  await bridge.request(3, "resources/subscribe", { uri: "x://b" });
+  deepStrictEqual((await until(bridge, 3)).at(-1), { jsonrpc: "2.0", id: 3, error: { code: -32010, message: "no stream now" } });
+  await call(bridge, 4, "next_listen", { what: "end" });
+  await bridge.request(5, "resources/subscribe", { uri: "x://b" });
+  const error = (await until(bridge, 5)).at(-1)!.error as Obj;
+  deepStrictEqual(error.data, { cause: "invalid_response" });
+  // The old stream still writes events; no URI was added.
+  const msgs = await call(bridge, 6, "emit", { events: [{ method: "notifications/tools/list_changed" }] });
+  deepStrictEqual(msgs[0], TOOLS_CHANGED);
+  const state = await listens(bridge, "l");
+  deepStrictEqual((state.filters as Obj[]).map((f) => f.resourceSubscriptions), [[], ["x://b"], ["x://b"]]);
+});
+
+Deno.test("a lost stream: a new one after a wait, with one event per list and per URI", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  await bridge.request(2, "resources/subscribe", { uri: "x://a" });
+  await until(bridge, 2);
+  await call(bridge, 3, "end_listens");
+  const gap = [await bridge.next(), await bridge.next(), await bridge.next()];
+  deepStrictEqual(gap, [TOOLS_CHANGED, PROMPTS_CHANGED, updated("x://a")]);
+  strictEqual(bridge.stderr.includes("a new stream opens in 500 ms"), true);
+});
+
+Deno.test("subscribe only: after the last unsubscribe the stream stops and none opens", async () => {
+  await using bridge = await start("subonly");
+  await bridge.request(2, "resources/subscribe", { uri: "x://a" });
+  deepStrictEqual((await until(bridge, 2)).at(-1), { jsonrpc: "2.0", id: 2, result: {} });
+  await bridge.request(3, "resources/unsubscribe", { uri: "x://a" });
+  deepStrictEqual((await until(bridge, 3)).at(-1), { jsonrpc: "2.0", id: 3, result: {} });
+  const state = await listens(bridge, "l");
+  strictEqual(state.open, 0);
+  deepStrictEqual((state.filters as Obj[]).map((f) => f.resourceSubscriptions), [[], ["x://a"]]);
+});
+
+Deno.test("order: a list change written before the result of a call reaches the client first, in 1,000 calls", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  let events = 0;
+  let responses = 0;
+  // In batches below the limit of requests in flight.
+  for (let start = 0; start < 1000; start += 100) {
+    let batch = "";
+    for (let i = start; i < start + 100; i++) {
+      batch += JSON.stringify({
+        jsonrpc: "2.0",
+        id: i,
+        method: "tools/call",
+        params: { name: "emit", arguments: { events: [{ method: "notifications/tools/list_changed" }] } },
+      }) + "\n";
+    }
+    await bridge.writeRaw(batch);
+    while (responses < start + 100) {
+      const msg = await bridge.next();
+      if (msg === null) throw new Error("stopped");
+      if (msg.method === "notifications/tools/list_changed") events++;
+      else {
+        strictEqual("result" in msg, true);
+        responses++;
+        strictEqual(events, responses, `the event of call ${msg.id} came before its result`);
+      }
+    }
+  }
+  strictEqual(responses, 1000);
+});
+
+Deno.test("the end of the input cancels the streams", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  strictEqual(await bridge.exit(), 0);
+  strictEqual(/raw: cancelled \{"requestId":\d+/.test(bridge.stderr), true);
+});
+
+Deno.test("v1 client gets list changes and resource updates through resources/subscribe", async () => {
+  const transport = new StdioClientTransport({
+    command: DENO,
+    args: ["run", "-P", `${ROOT}main.ts`, "--", ...RAW_SERVER("listen")],
+    cwd: ROOT,
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
+  const seen: string[] = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => void seen.push("prompts"));
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n: { params: { uri: string } }) => {
+    seen.push(`updated ${n.params.uri}`);
+  });
+  await client.connect(transport);
+  try {
+    await client.subscribeResource({ uri: "x://doc" });
+    await client.callTool({
+      name: "emit",
+      arguments: { events: [{ method: "notifications/resources/updated", params: { uri: "x://doc" } }] },
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    deepStrictEqual(seen, ["tools", "prompts", "updated x://doc"]);
+  } finally {
+    await client.close();
+  }
+});

@@ -412,7 +412,8 @@ export class Frontend {
         this.#session = session;
         this.#resultContext = { quirks: profile.quirks, icons, log };
         this.#state = "ready";
-        this.#spawn(() => this.#watchUpstream(session));
+        // Not a task of the shutdown: it ends with the upstream.
+        this.#watchUpstream(session);
         this.#reply(id, initializeResult(profile, discover, fallback, icons));
       } finally {
         this.#untrack(flight);

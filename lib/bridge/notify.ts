@@ -107,7 +107,10 @@ export class Listener {
 
   constructor(options: ListenerOptions) {
     this.#o = options;
-    this.#backoff = new Backoff(options.limits.listen_backoff_ms, options.limits.listen_max_backoff_ms);
+    this.#backoff = new Backoff(
+      options.limits.listen_backoff_ms,
+      options.limits.listen_max_backoff_ms,
+    );
   }
 
   /** Opens the first stream. Its acknowledgment gives one event per list, as after a gap. */
@@ -123,7 +126,11 @@ export class Listener {
    * response: at the first acknowledgment of the new stream, on the reader,
    * so that it comes before the first event of that stream.
    */
-  change(uri: string, add: boolean, reply: (outcome: { result: Json } | { error: BridgeError }) => void): void {
+  change(
+    uri: string,
+    add: boolean,
+    reply: (outcome: { result: Json } | { error: BridgeError }) => void,
+  ): void {
     this.#enqueue(async () => {
       try {
         await this.#change(uri, add, () => reply({ result: {} }));
@@ -202,12 +209,18 @@ export class Listener {
     };
     this.#streams.add(stream);
     const ackTimer = setTimeout(() => {
-      log.warn(`listen stream ${stream.n}: no acknowledgment in ${formatLimit(limits.listen_ack_timeout_ms)}`);
+      log.warn(
+        `listen stream ${stream.n}: no acknowledgment in ${
+          formatLimit(limits.listen_ack_timeout_ms)
+        }`,
+      );
       resolveAck("timeout");
       controller.abort("no acknowledgment in time");
     }, limits.listen_ack_timeout_ms);
     const level = this.#o.logLevel();
-    const request = session.request("subscriptions/listen", { notifications: streamFilter(this.#o.lists, uris) }, {
+    const request = session.request("subscriptions/listen", {
+      notifications: streamFilter(this.#o.lists, uris),
+    }, {
       signal: controller.signal,
       ...(level !== undefined && { logLevel: level }),
       onEvent: (method, params) => {
@@ -249,9 +262,14 @@ export class Listener {
       return { end: timeout ? "retry" : "stop", error: BridgeError.of("invalid_response") };
     }
     if (error instanceof UpstreamFailure) {
-      if (error.kind === "rpc" && error.error) return { end: "stop", error: fromUpstreamError(error.error) };
+      if (error.kind === "rpc" && error.error) {
+        return { end: "stop", error: fromUpstreamError(error.error) };
+      }
       if (error.kind === "closed" || error.kind === "transport_failed") {
-        return { end: this.#o.session.end?.kind === "exited" ? "stop" : "retry", error: BridgeError.of(error.kind) };
+        return {
+          end: this.#o.session.end?.kind === "exited" ? "stop" : "retry",
+          error: BridgeError.of(error.kind),
+        };
       }
       if (error.kind === "exited") return { end: "stop", error: BridgeError.of("upstream_exited") };
     }
@@ -273,11 +291,17 @@ export class Listener {
     if (!wasActive && stream.acks > 0) return;
     if (!wasActive && this.#active !== undefined) return;
     if (this.#closed || end === "stop" || this.#o.session.end !== undefined) {
-      log.info(`listen stream ${stream.n} ended; the next change of the subscriptions opens a new one`);
+      log.info(
+        `listen stream ${stream.n} ended; the next change of the subscriptions opens a new one`,
+      );
       return;
     }
     if (this.#lostRetries >= limits.max_lost_stream_retries) {
-      log.warn(`listen stream ${stream.n} ended ${this.#lostRetries + 1} times in a row; waiting for a change`);
+      log.warn(
+        `listen stream ${stream.n} ended ${
+          this.#lostRetries + 1
+        } times in a row; waiting for a change`,
+      );
       return;
     }
     this.#lostRetries++;
@@ -296,7 +320,9 @@ export class Listener {
   /** The events of a gap: one per declared list and one per subscribed URI. */
   #gapEvents(): void {
     for (const list of this.#o.lists) this.#o.write({ jsonrpc: "2.0", method: LIST_EVENTS[list] });
-    for (const uri of this.#uris) this.#o.write({ jsonrpc: "2.0", method: UPDATED, params: { uri } });
+    for (const uri of this.#uris) {
+      this.#o.write({ jsonrpc: "2.0", method: UPDATED, params: { uri } });
+    }
   }
 
   /** One event of the active stream for the client, without the subscription id. */
@@ -310,7 +336,9 @@ export class Listener {
       else out._meta = rest;
     }
     this.#o.write(
-      Object.keys(out).length === 0 ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params: out },
+      Object.keys(out).length === 0
+        ? { jsonrpc: "2.0", method }
+        : { jsonrpc: "2.0", method, params: out },
     );
   }
 }

@@ -9,7 +9,17 @@ import { LineSplitter, RAW_SERVER } from "../process/helpers.ts";
 
 Deno.test("backoff: 0.5 s doubling up to 30 s; reset gives 0.5 s again", () => {
   const b = new Backoff(500, 30_000);
-  deepStrictEqual(Array.from({ length: 9 }, () => b.take()), [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  deepStrictEqual(Array.from({ length: 9 }, () => b.take()), [
+    500,
+    1000,
+    2000,
+    4000,
+    8000,
+    16000,
+    30000,
+    30000,
+    30000,
+  ]);
   b.reset();
   strictEqual(b.take(), 500);
 });
@@ -35,12 +45,19 @@ function start(limits: Partial<Limits>) {
     limits: all,
     log: createLogger("t", "debug", (line) => logs.push(line)),
     fallback: { name: "t", version: "0" },
-    connect: () => spawnStdioLink({ command: command!, args, maxLineBytes: all.max_line_bytes, stopGraceMs: 500 }),
+    connect: () =>
+      spawnStdioLink({
+        command: command!,
+        args,
+        maxLineBytes: all.max_line_bytes,
+        stopGraceMs: 500,
+      }),
     output: output.writable,
   });
   const exit = frontend.run(input.readable);
   const writer = input.writable.getWriter();
-  const lines = output.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter())[Symbol.asyncIterator]();
+  const lines = output.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter())
+    [Symbol.asyncIterator]();
   const send = (m: unknown) => writer.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
   const next = async (): Promise<Obj> => JSON.parse((await lines.next()).value);
   const untilId = async (id: unknown) => {
@@ -61,7 +78,11 @@ function start(limits: Partial<Limits>) {
         jsonrpc: "2.0",
         id: "i",
         method: "initialize",
-        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "t", version: "1" },
+        },
       });
       await untilId("i");
     },
@@ -85,11 +106,16 @@ Deno.test("lost streams: at most 3 new streams after losses, then none until a c
   const state = (await t.call("l", "listens")).at(-1)!.result as Obj;
   strictEqual(((state.structuredContent as Obj).filters as unknown[]).length, 4);
   strictEqual(t.logs.some((l) => l.includes("ended 4 times in a row; waiting for a change")), true);
-  deepStrictEqual(t.logs.filter((l) => l.includes("a new stream opens in")).map((l) => l.split(" in ").at(-1)!.trim()), [
-    "20 ms",
-    "40 ms",
-    "40 ms",
-  ]);
+  deepStrictEqual(
+    t.logs.filter((l) => l.includes("a new stream opens in")).map((l) =>
+      l.split(" in ").at(-1)!.trim()
+    ),
+    [
+      "20 ms",
+      "40 ms",
+      "40 ms",
+    ],
+  );
   strictEqual(await t.close(), 0);
 });
 

@@ -96,14 +96,21 @@ export class BridgeProcess implements AsyncDisposable {
     }
   }
 
-  async initialize(capabilities: unknown = {}): Promise<Record<string, unknown>> {
+  /**
+   * initialize, and notifications/initialized only when asked: it opens the
+   * listen stream, whose first acknowledgment sends list changes.
+   */
+  async initialize(
+    capabilities: unknown = {},
+    initialized = false,
+  ): Promise<Record<string, unknown>> {
     await this.request("init", "initialize", {
       protocolVersion: "2025-11-25",
       capabilities,
       clientInfo: { name: "raw-test", version: "1" },
     });
     const response = await this.response("init");
-    await this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    if (initialized) await this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     return response;
   }
 

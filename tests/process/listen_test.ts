@@ -13,11 +13,15 @@ import { BridgeProcess, DENO, RAW_SERVER, ROOT } from "./helpers.ts";
 type Obj = Record<string, unknown>;
 const TOOLS_CHANGED = { jsonrpc: "2.0", method: "notifications/tools/list_changed" };
 const PROMPTS_CHANGED = { jsonrpc: "2.0", method: "notifications/prompts/list_changed" };
-const updated = (uri: string) => ({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } });
+const updated = (uri: string) => ({
+  jsonrpc: "2.0",
+  method: "notifications/resources/updated",
+  params: { uri },
+});
 
 async function start(mode = "listen"): Promise<BridgeProcess> {
   const bridge = new BridgeProcess(["--log-level", "debug"], RAW_SERVER(mode));
-  await bridge.initialize();
+  await bridge.initialize({}, true);
   return bridge;
 }
 
@@ -32,7 +36,12 @@ async function until(bridge: BridgeProcess, id: unknown): Promise<Obj[]> {
   }
 }
 
-async function call(bridge: BridgeProcess, id: unknown, name: string, args: Obj = {}): Promise<Obj[]> {
+async function call(
+  bridge: BridgeProcess,
+  id: unknown,
+  name: string,
+  args: Obj = {},
+): Promise<Obj[]> {
   await bridge.request(id as string, "tools/call", { name, arguments: args });
   return await until(bridge, id);
 }
@@ -46,7 +55,11 @@ Deno.test("the first stream: the filter of the declared lists, and one event per
   await using bridge = await start();
   deepStrictEqual([await bridge.next(), await bridge.next()], [TOOLS_CHANGED, PROMPTS_CHANGED]);
   const state = await listens(bridge, "l");
-  deepStrictEqual(state.filters, [{ toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: [] }]);
+  deepStrictEqual(state.filters, [{
+    toolsListChanged: true,
+    promptsListChanged: true,
+    resourceSubscriptions: [],
+  }]);
   strictEqual(state.open, 1);
 });
 
@@ -67,8 +80,16 @@ Deno.test("events: four methods only, without the subscription id; updated needs
     ],
   });
   deepStrictEqual(msgs.slice(0, -1), [
-    { jsonrpc: "2.0", method: "notifications/tools/list_changed", params: { _meta: { "com.example/k": 1 } } },
-    { jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: "x://a", title: "t" } },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/tools/list_changed",
+      params: { _meta: { "com.example/k": 1 } },
+    },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/resources/updated",
+      params: { uri: "x://a", title: "t" },
+    },
     { jsonrpc: "2.0", method: "notifications/resources/list_changed" },
     // The second acknowledgment of the active stream closes a gap: one event per list.
     TOOLS_CHANGED,
@@ -96,7 +117,9 @@ Deno.test("subscribe and unsubscribe: a new stream with all URIs, {} at its ackn
   ]);
   deepStrictEqual([state.open, (state.cancelled as unknown[]).length], [1, 1]);
   // The new stream serves the updates of the URI.
-  const msgs = await call(bridge, 6, "emit", { events: [{ method: "notifications/resources/updated", params: { uri: "x://a" } }] });
+  const msgs = await call(bridge, 6, "emit", {
+    events: [{ method: "notifications/resources/updated", params: { uri: "x://a" } }],
+  });
   deepStrictEqual(msgs[0], updated("x://a"));
 });
 
@@ -106,16 +129,24 @@ Deno.test("a change whose stream fails keeps the old stream and URIs and gives t
   await bridge.next();
   await call(bridge, 2, "next_listen", { what: "fail" });
   await bridge.request(3, "resources/subscribe", { uri: "x://b" });
-  deepStrictEqual((await until(bridge, 3)).at(-1), { jsonrpc: "2.0", id: 3, error: { code: -32010, message: "no stream now" } });
+  deepStrictEqual((await until(bridge, 3)).at(-1), {
+    jsonrpc: "2.0",
+    id: 3,
+    error: { code: -32010, message: "no stream now" },
+  });
   await call(bridge, 4, "next_listen", { what: "end" });
   await bridge.request(5, "resources/subscribe", { uri: "x://b" });
   const error = (await until(bridge, 5)).at(-1)!.error as Obj;
   deepStrictEqual(error.data, { cause: "invalid_response" });
   // The old stream still writes events; no URI was added.
-  const msgs = await call(bridge, 6, "emit", { events: [{ method: "notifications/tools/list_changed" }] });
+  const msgs = await call(bridge, 6, "emit", {
+    events: [{ method: "notifications/tools/list_changed" }],
+  });
   deepStrictEqual(msgs[0], TOOLS_CHANGED);
   const state = await listens(bridge, "l");
-  deepStrictEqual((state.filters as Obj[]).map((f) => f.resourceSubscriptions), [[], ["x://b"], ["x://b"]]);
+  deepStrictEqual((state.filters as Obj[]).map((f) => f.resourceSubscriptions), [[], ["x://b"], [
+    "x://b",
+  ]]);
 });
 
 Deno.test("a lost stream: a new one after a wait, with one event per list and per URI", async () => {
@@ -155,7 +186,10 @@ Deno.test("order: a list change written before the result of a call reaches the 
         jsonrpc: "2.0",
         id: i,
         method: "tools/call",
-        params: { name: "emit", arguments: { events: [{ method: "notifications/tools/list_changed" }] } },
+        params: {
+          name: "emit",
+          arguments: { events: [{ method: "notifications/tools/list_changed" }] },
+        },
       }) + "\n";
     }
     await bridge.writeRaw(batch);
@@ -191,16 +225,24 @@ Deno.test("v1 client gets list changes and resource updates through resources/su
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
   const seen: string[] = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));
-  client.setNotificationHandler(PromptListChangedNotificationSchema, () => void seen.push("prompts"));
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n: { params: { uri: string } }) => {
-    seen.push(`updated ${n.params.uri}`);
-  });
+  client.setNotificationHandler(
+    PromptListChangedNotificationSchema,
+    () => void seen.push("prompts"),
+  );
+  client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n: { params: { uri: string } }) => {
+      seen.push(`updated ${n.params.uri}`);
+    },
+  );
   await client.connect(transport);
   try {
     await client.subscribeResource({ uri: "x://doc" });
     await client.callTool({
       name: "emit",
-      arguments: { events: [{ method: "notifications/resources/updated", params: { uri: "x://doc" } }] },
+      arguments: {
+        events: [{ method: "notifications/resources/updated", params: { uri: "x://doc" } }],
+      },
     });
     await new Promise((r) => setTimeout(r, 100));
     deepStrictEqual(seen, ["tools", "prompts", "updated x://doc"]);

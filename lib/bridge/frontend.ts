@@ -11,9 +11,7 @@
  */
 
 import { type Frame, LineFramer } from "../jsonrpc/framer.ts";
-import { type IdScan, isBridgeId, scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
 import {
-  idKey,
   isObject,
   isRequestId,
   type Json,
@@ -21,19 +19,19 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { classify, parseLine } from "../jsonrpc/parse.ts";
 import { MessageWriter } from "../jsonrpc/writer.ts";
 import type { UpstreamLink } from "../upstream/link.ts";
 import { UpstreamClient } from "../upstream/session.ts";
 import type { Cause } from "./error_table.ts";
 import { BridgeError } from "./errors.ts";
-import { mapDiscoverFailure } from "./failures.ts";
+import { startUpstream } from "./start.ts";
 import { type Declared, declaredOf } from "./input_checks.ts";
 import { runRounds } from "./input.ts";
 import { PendingTable } from "./pending.ts";
-import { type DeclaredLists, Listener } from "./notify.ts";
+import { type Flight, Flights } from "./flights.ts";
+import { type ListenDeclared, listenDeclared, Listener } from "./notify.ts";
+import { readClientFrame } from "./inbound.ts";
 import type { Limits } from "./limits.ts";
-import { formatLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { passthroughMeta } from "./meta.ts";
 import type { Profile } from "./profile.ts";
@@ -46,11 +44,10 @@ import {
   hasModernMeta,
   initializeResult,
   isInitializeParams,
-  LOGGING_LEVELS,
   type LoggingLevel,
+  logMessageFor,
   progressToken,
   setLevelParams,
-  upstreamCapabilities,
 } from "./translate.ts";
 
 /** The states of the front end. */
@@ -69,14 +66,6 @@ export interface FrontendOptions {
   readonly output: WritableStream<Uint8Array>;
 }
 
-/** A request of the client in flight. */
-interface Flight {
-  readonly id: RequestId;
-  readonly method: string;
-  readonly controller: AbortController;
-  canceled: boolean;
-}
-
 const CANCEL_REASON_CLIENT = "the client canceled the request";
 const CANCEL_REASON_CLOSED = "the client closed the connection";
 
@@ -88,7 +77,7 @@ export class Frontend {
   /** Why the state is closing: the end of the input, or the loss of the upstream. */
   #closingCause: "input_ended" | Cause | undefined;
   #session: UpstreamClient | undefined;
-  #flights = new Map<string, Flight>();
+  #flights: Flights;
   #tasks = new Set<Promise<void>>();
   #level: LoggingLevel | undefined;
   #upstreamStopped = false;
@@ -97,13 +86,13 @@ export class Frontend {
   #declared: Declared = declaredOf(undefined);
   #elicitations = 0;
   #listener: Listener | undefined;
-  #lists: DeclaredLists = new Set();
-  #subscribe = false;
+  #listen: ListenDeclared = { lists: new Set(), subscribe: false };
 
   constructor(options: FrontendOptions) {
     this.#options = options;
     this.#writer = new MessageWriter(options.output);
     this.#pending = new PendingTable(options.profile.request_id_prefix);
+    this.#flights = new Flights(options.limits.max_in_flight_requests);
   }
 
   /** The current state. */
@@ -151,78 +140,26 @@ export class Frontend {
   }
 
   #onFrame(frame: Frame): void {
-    const { limits } = this.#options;
-    if (frame.kind === "too_long") {
-      const head = scanIdFromHead(frame.head);
-      const scan = head.found ? head : scanIdFromTail(frame.tail);
-      this.#rejectLine("line_too_long", scan, `limit: ${limits.max_line_bytes} bytes`);
-      return;
-    }
-    const parsed = parseLine(frame.bytes, limits.max_depth);
-    if (!parsed.ok) {
-      const detail = parsed.cause === "too_deep" ? `limit: ${limits.max_depth} levels` : undefined;
-      this.#rejectLine(parsed.cause, scanIdFromHead(frame.bytes), detail);
-      return;
-    }
-    const message = classify(parsed.value);
-    switch (message.kind) {
+    const { limits, profile, log } = this.#options;
+    const inbound = readClientFrame(frame, limits, profile.request_id_prefix);
+    switch (inbound.kind) {
       case "request":
-        this.#onRequest(message.id, message.method, message.params);
+        this.#onRequest(inbound.id, inbound.method, inbound.params);
         return;
       case "notification":
-        this.#onNotification(message.method, message.params);
+        this.#onNotification(inbound.method, inbound.params);
         return;
-      case "response":
-        this.#onResponse(message.id, message.message);
-        return;
-      case "invalid": {
-        const value = parsed.value;
-        const rawId = isObject(value) ? value.id : undefined;
-        if (isRequestId(rawId) && isBridgeId(rawId, this.#options.profile.request_id_prefix)) {
-          this.#onInvalidAnswer(rawId);
-        } else if (message.replyId !== undefined) {
-          this.#fail(message.replyId, BridgeError.of("invalid_request_shape"));
-        } else {
-          this.#options.log.debug("dropped a response of the client that is not valid");
+      case "answer":
+        // The pending table drops an answer whose id is unknown or already settled.
+        if (!this.#pending.settle(inbound.id, inbound.answer)) {
+          log.debug(`dropped an answer for the unknown id ${inbound.id}`);
         }
-      }
-    }
-  }
-
-  /** The error of a line that is not a message, with the id that the scan found. */
-  #rejectLine(
-    cause: "line_too_long" | "too_deep" | "parse_error",
-    scan: IdScan,
-    detail?: string,
-  ): void {
-    const id = scan.found ? scan.id : null;
-    if (id !== null && isBridgeId(id, this.#options.profile.request_id_prefix)) {
-      this.#onInvalidAnswer(id);
-      return;
-    }
-    this.#fail(id, BridgeError.of(cause, detail));
-  }
-
-  /** A line that is not valid answers a request of the bridge (input rounds). */
-  #onInvalidAnswer(id: RequestId): void {
-    if (!this.#pending.settle(id, { kind: "invalid" })) {
-      this.#options.log.debug(
-        `dropped an answer that is not valid for the unknown id ${String(id)}`,
-      );
-    }
-  }
-
-  #onResponse(id: RequestId, message: JsonObject): void {
-    const answer = Object.hasOwn(message, "result")
-      ? { kind: "result" as const, result: message.result ?? null }
-      : {
-        kind: "error" as const,
-        error: message.error as { code: number; message: string; data?: Json },
-      };
-    if (
-      !isBridgeId(id, this.#options.profile.request_id_prefix) || !this.#pending.settle(id, answer)
-    ) {
-      this.#options.log.debug(`dropped a response of the client for the unknown id ${String(id)}`);
+        return;
+      case "reject":
+        this.#fail(inbound.id, inbound.error);
+        return;
+      case "drop":
+        log.debug(`dropped ${inbound.why}`);
     }
   }
 
@@ -231,10 +168,7 @@ export class Frontend {
       case "notifications/cancelled": {
         const requestId = isObject(params) ? params.requestId : undefined;
         if (!isRequestId(requestId)) return; // no requestId: the bridge declares no tasks
-        const flight = this.#flights.get(idKey(requestId));
-        if (!flight || flight.canceled) return;
-        flight.canceled = true;
-        flight.controller.abort(CANCEL_REASON_CLIENT);
+        this.#flights.cancel(requestId, CANCEL_REASON_CLIENT);
         return;
       }
       case "notifications/initialized":
@@ -304,12 +238,13 @@ export class Frontend {
 
   /** Opens the listen stream one time, when the initialize result declares a list change or subscribe. */
   #startListener(): void {
-    if (this.#listener || !this.#session || (this.#lists.size === 0 && !this.#subscribe)) return;
+    const { lists, subscribe } = this.#listen;
+    if (this.#listener || !this.#session || (lists.size === 0 && !subscribe)) return;
     this.#listener = new Listener({
       session: this.#session,
       limits: this.#options.limits,
       log: this.#options.log,
-      lists: this.#lists,
+      lists,
       write: (message) => this.#write(message as unknown as Message),
       logLevel: () => this.#level,
     });
@@ -318,7 +253,7 @@ export class Frontend {
 
   #subscription(id: RequestId, add: boolean, params: Json | undefined): void {
     const listener = this.#listener;
-    if (!this.#subscribe || !listener) {
+    if (!this.#listen.subscribe || !listener) {
       this.#fail(id, BridgeError.of("method_not_found"));
       return;
     }
@@ -336,26 +271,12 @@ export class Frontend {
 
   /** Adds a flight, or answers at once above the limit. */
   #track(id: RequestId, method: string): Flight | undefined {
-    if (this.#flights.size >= this.#options.limits.max_in_flight_requests) {
-      this.#fail(id, BridgeError.of("too_many_requests"));
+    const flight = this.#flights.add(id, method);
+    if (flight instanceof BridgeError) {
+      this.#fail(id, flight);
       return undefined;
     }
-    const key = idKey(id);
-    if (this.#flights.has(key)) {
-      this.#fail(
-        id,
-        BridgeError.of("invalid_request_shape", "the id belongs to a request in flight"),
-      );
-      return undefined;
-    }
-    const flight: Flight = { id, method, controller: new AbortController(), canceled: false };
-    this.#flights.set(key, flight);
     return flight;
-  }
-
-  #untrack(flight: Flight): void {
-    const key = idKey(flight.id);
-    if (this.#flights.get(key) === flight) this.#flights.delete(key);
   }
 
   #initialize(id: RequestId, params: Json | undefined): void {
@@ -371,67 +292,36 @@ export class Frontend {
       return;
     }
     const { log, limits, profile, fallback } = this.#options;
+    this.#declared = declaredOf(params.capabilities);
     this.#spawn(async () => {
-      try {
-        let link: UpstreamLink;
-        try {
-          link = this.#options.connect();
-        } catch (error) {
-          log.error(
-            `cannot start the upstream server: ${error instanceof Error ? error.name : "error"}`,
-          );
-          this.#state = "awaiting_initialize";
-          if (!flight.canceled) this.#fail(id, BridgeError.of("spawn_failed"));
-          return;
-        }
-        this.#declared = declaredOf(params.capabilities);
-        const session = new UpstreamClient(link, {
-          clientInfo: params.clientInfo as JsonObject,
-          capabilities: upstreamCapabilities(params.capabilities),
-          onLogMessage: (log) => this.#onUpstreamLog(log),
-          debug: (message) => log.debug(message),
-        });
-        let discover: JsonObject;
-        try {
-          discover = await session.discover(limits.discover_timeout_ms, flight.controller.signal);
-        } catch (error) {
-          this.#spawn(() => session.close());
-          this.#state = "awaiting_initialize";
-          if (flight.canceled) return;
-          log.error("server/discover failed");
-          this.#fail(id, mapDiscoverFailure(error, formatLimit(limits.discover_timeout_ms)));
-          return;
-        }
-        if (flight.canceled) {
-          this.#spawn(() => session.close());
-          this.#state = "awaiting_initialize";
-          return;
-        }
-        const icons = link.isRemote ? "data_only" : "all";
-        this.#noteDeclared(discover.capabilities);
-        this.#session = session;
-        this.#resultContext = { quirks: profile.quirks, icons, log };
-        this.#state = "ready";
-        // Not a task of the shutdown: it ends with the upstream.
-        this.#watchUpstream(session);
-        this.#reply(id, initializeResult(profile, discover, fallback, icons));
-      } finally {
-        this.#untrack(flight);
+      const started = await startUpstream({
+        connect: this.#options.connect,
+        clientInfo: params.clientInfo as JsonObject,
+        capabilities: params.capabilities as JsonObject,
+        discoverTimeoutMs: limits.discover_timeout_ms,
+        signal: flight.controller.signal,
+        log,
+        onLogMessage: (message) => this.#onUpstreamLog(message),
+      });
+      this.#flights.remove(flight);
+      if (started.kind !== "ready") {
+        // The failure path: the upstream stops, the state goes back, then the error.
+        this.#spawn(() => started.stopped);
+        this.#state = "awaiting_initialize";
+        if (started.kind === "failed" && !flight.canceled) this.#fail(id, started.error);
+        return;
       }
+      const { session, discover } = started;
+      const icons = session.link.isRemote ? "data_only" : "all";
+      this.#listen = listenDeclared(discover.capabilities);
+      this.#session = session;
+      this.#resultContext = { quirks: profile.quirks, icons, log };
+      // The state is ready before the result goes out: the next requests can come at once.
+      this.#state = "ready";
+      // Not a task of the shutdown: it ends with the upstream.
+      this.#watchUpstream(session);
+      this.#reply(id, initializeResult(profile, discover, fallback, icons));
     });
-  }
-
-  /** The lists with listChanged and resources.subscribe, as the initialize result declares them. */
-  #noteDeclared(capabilities: Json | undefined): void {
-    const caps = isObject(capabilities) ? capabilities : {};
-    const lists = new Set<"tools" | "prompts" | "resources">();
-    for (const list of ["tools", "prompts", "resources"] as const) {
-      const member = caps[list];
-      if (isObject(member) && member.listChanged === true) lists.add(list);
-    }
-    this.#lists = lists;
-    const resources = caps.resources;
-    this.#subscribe = isObject(resources) && resources.subscribe === true;
   }
 
   async #watchUpstream(session: UpstreamClient): Promise<void> {
@@ -452,15 +342,8 @@ export class Frontend {
   }
 
   #onUpstreamLog(params: JsonObject): void {
-    const level = params.level as LoggingLevel;
-    const client = this.#level;
-    if (client === undefined || LOGGING_LEVELS.indexOf(level) < LOGGING_LEVELS.indexOf(client)) {
-      return;
-    }
-    if (!LOGGING_LEVELS.includes(level)) return;
-    const out: JsonObject = { level, data: params.data ?? null };
-    if (typeof params.logger === "string") out.logger = params.logger;
-    this.#write({ jsonrpc: "2.0", method: "notifications/message", params: out });
+    const message = logMessageFor(params, this.#level);
+    if (message) this.#write({ jsonrpc: "2.0", method: "notifications/message", params: message });
   }
 
   #forward(id: RequestId, method: string, rawParams: Json | undefined): void {
@@ -497,7 +380,7 @@ export class Frontend {
         else this.#reply(id, applyResultRules(method, outcome.result, this.#resultContext!));
       } finally {
         relay?.stop();
-        this.#untrack(flight);
+        this.#flights.remove(flight);
       }
     });
   }
@@ -512,10 +395,7 @@ export class Frontend {
       this.#state = "closing";
       this.#closingCause = "input_ended";
     }
-    for (const flight of this.#flights.values()) {
-      flight.canceled = true;
-      flight.controller.abort(CANCEL_REASON_CLOSED);
-    }
+    this.#flights.cancelAll(CANCEL_REASON_CLOSED);
     const listener = this.#listener?.close();
     await this.#waitForTasks(this.#options.limits.shutdown_grace_ms, listener);
     await this.#session?.close();

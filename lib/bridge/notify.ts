@@ -27,6 +27,24 @@ const EVENTS: ReadonlySet<string> = new Set([...Object.values(LIST_EVENTS), UPDA
 /** The lists whose changes the initialize result declares. */
 export type DeclaredLists = ReadonlySet<keyof typeof LIST_EVENTS>;
 
+/** What the initialize result declares for the listen stream. */
+export interface ListenDeclared {
+  readonly lists: DeclaredLists;
+  readonly subscribe: boolean;
+}
+
+/** The lists with `listChanged: true` and `resources.subscribe`, from the capabilities. */
+export function listenDeclared(capabilities: Json | undefined): ListenDeclared {
+  const caps = isObject(capabilities) ? capabilities : {};
+  const lists = new Set<keyof typeof LIST_EVENTS>();
+  for (const list of ["tools", "prompts", "resources"] as const) {
+    const member = caps[list];
+    if (isObject(member) && member.listChanged === true) lists.add(list);
+  }
+  const resources = caps.resources;
+  return { lists, subscribe: isObject(resources) && resources.subscribe === true };
+}
+
 /** What the listener needs from the connection. */
 export interface ListenerOptions {
   readonly session: UpstreamClient;

@@ -242,3 +242,20 @@ export function setLevelParams(params: Json | undefined): LoggingLevel | undefin
     ? level as LoggingLevel
     : undefined;
 }
+
+/**
+ * A log message of the upstream server for the client: level, logger and
+ * data, without the upstream `_meta`; nothing without a level of the client
+ * or below it.
+ */
+export function logMessageFor(
+  params: JsonObject,
+  clientLevel: LoggingLevel | undefined,
+): JsonObject | undefined {
+  const level = params.level as LoggingLevel;
+  if (clientLevel === undefined || !LOGGING_LEVELS.includes(level)) return undefined;
+  if (LOGGING_LEVELS.indexOf(level) < LOGGING_LEVELS.indexOf(clientLevel)) return undefined;
+  const out: JsonObject = { level, data: params.data ?? null };
+  if (typeof params.logger === "string") out.logger = params.logger;
+  return out;
+}

@@ -1,0 +1,111 @@
+/**
+ * What one frame of the client is, by the rules of the message table and of
+ * "Lines that are not valid". A pure function: the front end acts on it.
+ *
+ * @module
+ */
+
+import type { Frame } from "../jsonrpc/framer.ts";
+import { type IdScan, isBridgeId, scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
+import {
+  type ErrorObject,
+  isObject,
+  isRequestId,
+  type Json,
+  type RequestId,
+} from "../jsonrpc/message.ts";
+import { classify, parseLine } from "../jsonrpc/parse.ts";
+import { BridgeError } from "./errors.ts";
+import type { Answer } from "./pending.ts";
+
+/** One frame of the client, classified. */
+export type Inbound =
+  | {
+    readonly kind: "request";
+    readonly id: RequestId;
+    readonly method: string;
+    readonly params: Json | undefined;
+  }
+  | { readonly kind: "notification"; readonly method: string; readonly params: Json | undefined }
+  /** An answer to a request of the bridge (an id with the prefix), valid or not. */
+  | { readonly kind: "answer"; readonly id: string; readonly answer: Answer }
+  /** A line that gets an error response. */
+  | { readonly kind: "reject"; readonly id: RequestId | null; readonly error: BridgeError }
+  /** A message that gets no answer. */
+  | { readonly kind: "drop"; readonly why: string };
+
+/** The limits that the reading of a frame needs. */
+export interface InboundLimits {
+  readonly max_line_bytes: number;
+  readonly max_depth: number;
+}
+
+function rejectLine(
+  cause: "line_too_long" | "too_deep" | "parse_error",
+  scan: IdScan,
+  prefix: string,
+  detail?: string,
+): Inbound {
+  const id = scan.found ? scan.id : null;
+  if (id !== null && isBridgeId(id, prefix)) {
+    return { kind: "answer", id: id as string, answer: { kind: "invalid" } };
+  }
+  return { kind: "reject", id, error: BridgeError.of(cause, detail) };
+}
+
+/**
+ * Reads one frame of the client. `prefix` marks the ids of the bridge's own
+ * requests: a line with such an id answers that request, even when it is
+ * not valid, and the client gets nothing for it.
+ *
+ * @example
+ * ```ts
+ * import { readClientFrame } from "./inbound.ts";
+ * const bytes = new TextEncoder().encode('{"jsonrpc":"2.0","id":7,"method":"ping"');
+ * const inbound = readClientFrame({ kind: "line", bytes }, { max_line_bytes: 100, max_depth: 64 }, "b-");
+ * if (inbound.kind !== "reject" || inbound.id !== 7) throw new Error();
+ * ```
+ */
+export function readClientFrame(frame: Frame, limits: InboundLimits, prefix: string): Inbound {
+  if (frame.kind === "too_long") {
+    const head = scanIdFromHead(frame.head);
+    const scan = head.found ? head : scanIdFromTail(frame.tail);
+    return rejectLine("line_too_long", scan, prefix, `limit: ${limits.max_line_bytes} bytes`);
+  }
+  const parsed = parseLine(frame.bytes, limits.max_depth);
+  if (!parsed.ok) {
+    const detail = parsed.cause === "too_deep" ? `limit: ${limits.max_depth} levels` : undefined;
+    return rejectLine(parsed.cause, scanIdFromHead(frame.bytes), prefix, detail);
+  }
+  const message = classify(parsed.value);
+  switch (message.kind) {
+    case "request":
+    case "notification":
+      return message;
+    case "response": {
+      const { id } = message;
+      if (!isBridgeId(id, prefix)) {
+        return { kind: "drop", why: `a response for the unknown id ${String(id)}` };
+      }
+      const answer: Answer = Object.hasOwn(message.message, "result")
+        ? { kind: "result", result: message.message.result ?? null }
+        : { kind: "error", error: message.message.error as unknown as ErrorObject };
+      return { kind: "answer", id: id as string, answer };
+    }
+    case "invalid": {
+      const value = parsed.value;
+      const rawId = isObject(value) ? value.id : undefined;
+      if (isRequestId(rawId) && isBridgeId(rawId, prefix)) {
+        return { kind: "answer", id: rawId as string, answer: { kind: "invalid" } };
+      }
+      if (message.replyId === undefined) {
+        return { kind: "drop", why: "a response that is not valid" };
+      }
+      return {
+        kind: "reject",
+        id: message.replyId,
+        error: BridgeError.of("invalid_request_shape"),
+      };
+    }
+  }
+}

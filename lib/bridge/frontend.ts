@@ -10,7 +10,7 @@
  * @module
  */
 
-import { type Frame, LineFramer } from "../jsonrpc/framer.ts";
+import { type Frame, readFrames } from "../jsonrpc/framer.ts";
 import {
   isObject,
   isRequestId,
@@ -105,11 +105,13 @@ export class Frontend {
    * exit code: 0, or 1 when the upstream server stopped by itself.
    */
   async run(input: ReadableStream<Uint8Array>): Promise<number> {
-    const frames = input.pipeThrough(
-      new LineFramer({ maxLineBytes: this.#options.limits.max_line_bytes }),
-    );
     try {
-      for await (const frame of frames) this.#onFrame(frame);
+      // The reader never waits for a request: each frame is handled at once.
+      await readFrames(
+        input,
+        { maxLineBytes: this.#options.limits.max_line_bytes },
+        (frame) => this.#onFrame(frame),
+      );
     } catch (error) {
       this.#options.log.error(`the input failed: ${error instanceof Error ? error.name : "error"}`);
     }

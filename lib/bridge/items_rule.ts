@@ -14,19 +14,30 @@ import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 /** The walk stops below this depth; the root schema has the depth 0. */
 export const MAX_SCHEMA_DEPTH = 64;
 
-/** Keywords whose value is an object of schemas. */
-const SCHEMA_MAPS = [
-  "properties",
-  "patternProperties",
-  "dependencies",
-  "dependentSchemas",
-  "$defs",
-  "definitions",
-];
-/** Keywords whose value is one schema. */
-const SCHEMA_ONE = ["additionalProperties", "not", "if", "then", "else", "contains", "items"];
-/** Keywords whose value is an array of schemas. */
-const SCHEMA_LISTS = ["anyOf", "allOf", "oneOf", "prefixItems", "items"];
+/**
+ * The keywords of the walk: the value is an object of schemas (`map`), one
+ * schema (`one`), or an array of schemas (`list`). `items` is one schema, or
+ * an array of schemas in draft-07.
+ */
+const WALK: Readonly<Record<string, "map" | "one" | "list">> = Object.assign(Object.create(null), {
+  properties: "map",
+  patternProperties: "map",
+  dependencies: "map",
+  dependentSchemas: "map",
+  $defs: "map",
+  definitions: "map",
+  additionalProperties: "one",
+  not: "one",
+  if: "one",
+  then: "one",
+  else: "one",
+  contains: "one",
+  items: "one",
+  anyOf: "list",
+  allOf: "list",
+  oneOf: "list",
+  prefixItems: "list",
+});
 
 /** RFC 6901: `~` becomes `~0` and `/` becomes `~1`. */
 export function escapePointerToken(token: string): string {
@@ -83,29 +94,31 @@ export function normalizeArrayItems(schema: Json, report: (event: ItemsEvent) =>
       continue;
     }
     if (fixArraySchema(node)) report({ kind: "changed", pointer: pointerOf(frame) });
-    for (const key of SCHEMA_MAPS) {
-      const map = node[key];
-      if (!isObject(map)) continue;
-      const keyFrame: Frame = { node: null, parent: frame, token: key, depth };
-      for (const name in map) {
-        const child = map[name];
-        if (isObject(child)) {
-          stack.push({ node: child, parent: keyFrame, token: name, depth: depth + 1 });
+    // The own keys of a schema are few; the walk list is long.
+    for (const key in node) {
+      const kind = WALK[key];
+      if (kind === undefined) continue;
+      const value = node[key];
+      if (Array.isArray(value)) {
+        if (kind === "map") continue;
+        const keyFrame: Frame = { node: null, parent: frame, token: key, depth };
+        for (let i = 0; i < value.length; i++) {
+          const child = value[i];
+          if (isObject(child)) {
+            stack.push({ node: child, parent: keyFrame, token: String(i), depth: depth + 1 });
+          }
         }
-      }
-    }
-    for (const key of SCHEMA_ONE) {
-      const child = node[key];
-      if (isObject(child)) stack.push({ node: child, parent: frame, token: key, depth: depth + 1 });
-    }
-    for (const key of SCHEMA_LISTS) {
-      const list = node[key];
-      if (!Array.isArray(list)) continue;
-      const keyFrame: Frame = { node: null, parent: frame, token: key, depth };
-      for (let i = 0; i < list.length; i++) {
-        const child = list[i];
-        if (isObject(child)) {
-          stack.push({ node: child, parent: keyFrame, token: String(i), depth: depth + 1 });
+      } else if (isObject(value)) {
+        if (kind === "one") {
+          stack.push({ node: value, parent: frame, token: key, depth: depth + 1 });
+        } else if (kind === "map") {
+          const keyFrame: Frame = { node: null, parent: frame, token: key, depth };
+          for (const name in value) {
+            const child = value[name];
+            if (isObject(child)) {
+              stack.push({ node: child, parent: keyFrame, token: name, depth: depth + 1 });
+            }
+          }
         }
       }
     }

@@ -63,8 +63,17 @@ class LineBuffer {
     this.#len += n;
   }
 
-  /** Returns a copy of the content and empties the buffer. */
+  /**
+   * Returns the content and empties the buffer. A large line keeps its
+   * buffer (no copy) and the buffer starts anew; a small one is copied.
+   */
   take(): Uint8Array {
+    if (this.#len > 64 * 1024) {
+      const out = this.#buf.subarray(0, this.#len);
+      this.#buf = new Uint8Array(1024);
+      this.#len = 0;
+      return out;
+    }
     const out = this.#buf.slice(0, this.#len);
     this.reset();
     return out;
@@ -117,9 +126,108 @@ export interface LineFramerOptions {
 }
 
 /**
- * Splits a byte stream into lines. Accepts LF and CRLF, skips blank lines,
- * emits a last line that has no newline, and replaces a line above the limit
- * with a {@linkcode TooLongFrame}.
+ * The framing state of one byte stream, without a stream around it: the
+ * readers of the bridge feed it chunk by chunk, and {@linkcode LineFramer}
+ * wraps it as a TransformStream. Accepts LF and CRLF, skips blank lines,
+ * emits a last line that has no newline at {@linkcode LineSplitter.end}, and
+ * replaces a line above the limit with a {@linkcode TooLongFrame}.
+ */
+export class LineSplitter {
+  readonly #max: number;
+  readonly #line = new LineBuffer();
+  // One more byte than kept: a CR at the end belongs to the line ending.
+  readonly #tail = new TailRing(EDGE_BYTES + 1);
+  readonly #head = new Uint8Array(EDGE_BYTES + 1);
+  #headLength = 0;
+  #overflow = false; // the current line passed max + 1 bytes
+  #total = 0; // bytes of the current line, with a possible trailing CR
+
+  constructor(options: LineFramerOptions) {
+    this.#max = options.maxLineBytes;
+  }
+
+  /** Feeds one chunk; `emit` gets each complete frame in order. */
+  push(chunk: Uint8Array, emit: (frame: Frame) => void): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(LF, start);
+      if (nl === -1) {
+        this.#append(chunk, start, chunk.length);
+        return;
+      }
+      this.#append(chunk, start, nl);
+      this.#finishLine(emit);
+      start = nl + 1;
+    }
+  }
+
+  /** The end of the input: a last line without a newline. */
+  end(emit: (frame: Frame) => void): void {
+    if (this.#overflow || this.#line.length > 0) this.#finishLine(emit);
+  }
+
+  #keepEdges(bytes: Uint8Array): void {
+    if (this.#headLength < this.#head.length) {
+      const n = Math.min(this.#head.length - this.#headLength, bytes.length);
+      this.#head.set(bytes.subarray(0, n), this.#headLength);
+      this.#headLength += n;
+    }
+    this.#tail.push(bytes);
+  }
+
+  // One byte of slack holds the CR of a CRLF ending after a line of max bytes.
+  #enterOverflow(): void {
+    this.#overflow = true;
+    this.#headLength = 0;
+    this.#keepEdges(this.#line.view());
+    this.#line.reset();
+  }
+
+  #append(chunk: Uint8Array, start: number, end: number): void {
+    if (start === end) return;
+    this.#total += end - start;
+    if (this.#overflow) {
+      this.#keepEdges(chunk.subarray(start, end));
+      return;
+    }
+    this.#line.append(chunk, start, end);
+    if (this.#line.length > this.#max + 1) this.#enterOverflow();
+  }
+
+  #finishLine(emit: (frame: Frame) => void): void {
+    if (!this.#overflow) {
+      const view = this.#line.view();
+      const end = view.length > 0 && view[view.length - 1] === CR ? view.length - 1 : view.length;
+      if (end <= this.#max) {
+        const blank = isBlank(view, 0, end);
+        const bytes = blank ? undefined : this.#line.take().subarray(0, end);
+        this.#line.reset();
+        this.#total = 0;
+        if (bytes) emit({ kind: "line", bytes });
+        return;
+      }
+      this.#enterOverflow();
+    }
+    const tailBytes = this.#tail.take();
+    const hasCr = tailBytes[tailBytes.length - 1] === CR;
+    const length = hasCr ? this.#total - 1 : this.#total;
+    const tailEnd = hasCr ? tailBytes.length - 1 : tailBytes.length;
+    const frame: Frame = {
+      kind: "too_long",
+      head: this.#head.slice(0, Math.min(EDGE_BYTES, length)),
+      tail: tailBytes.slice(Math.max(0, tailEnd - EDGE_BYTES), tailEnd),
+      length,
+    };
+    this.#overflow = false;
+    this.#headLength = 0;
+    this.#total = 0;
+    emit(frame);
+  }
+}
+
+/**
+ * Splits a byte stream into lines, as a TransformStream: the framing of
+ * {@linkcode LineSplitter}.
  *
  * @example
  * ```ts
@@ -132,89 +240,28 @@ export interface LineFramerOptions {
  */
 export class LineFramer extends TransformStream<Uint8Array, Frame> {
   constructor(options: LineFramerOptions) {
-    const max = options.maxLineBytes;
-    const line = new LineBuffer();
-    // One more byte than kept: a CR at the end belongs to the line ending.
-    const tail = new TailRing(EDGE_BYTES + 1);
-    const head = new Uint8Array(EDGE_BYTES + 1);
-    let headLength = 0;
-    let overflow = false; // the current line passed max + 1 bytes
-    let total = 0; // bytes of the current line, with a possible trailing CR
-
-    const keepEdges = (bytes: Uint8Array) => {
-      if (headLength < head.length) {
-        const n = Math.min(head.length - headLength, bytes.length);
-        head.set(bytes.subarray(0, n), headLength);
-        headLength += n;
-      }
-      tail.push(bytes);
-    };
-
-    // One byte of slack holds the CR of a CRLF ending after a line of max bytes.
-    const enterOverflow = () => {
-      overflow = true;
-      headLength = 0;
-      keepEdges(line.view());
-      line.reset();
-    };
-
-    const appendPart = (chunk: Uint8Array, start: number, end: number) => {
-      if (start === end) return;
-      total += end - start;
-      if (overflow) {
-        keepEdges(chunk.subarray(start, end));
-        return;
-      }
-      line.append(chunk, start, end);
-      if (line.length > max + 1) enterOverflow();
-    };
-
-    const finishLine = (controller: TransformStreamDefaultController<Frame>) => {
-      if (!overflow) {
-        const view = line.view();
-        const end = view.length > 0 && view[view.length - 1] === CR ? view.length - 1 : view.length;
-        if (end <= max) {
-          if (!isBlank(view, 0, end)) {
-            controller.enqueue({ kind: "line", bytes: line.take().subarray(0, end) });
-          }
-          line.reset();
-          total = 0;
-          return;
-        }
-        enterOverflow();
-      }
-      const tailBytes = tail.take();
-      const hasCr = tailBytes[tailBytes.length - 1] === CR;
-      const length = hasCr ? total - 1 : total;
-      const tailEnd = hasCr ? tailBytes.length - 1 : tailBytes.length;
-      controller.enqueue({
-        kind: "too_long",
-        head: head.slice(0, Math.min(EDGE_BYTES, length)),
-        tail: tailBytes.slice(Math.max(0, tailEnd - EDGE_BYTES), tailEnd),
-        length,
-      });
-      overflow = false;
-      headLength = 0;
-      total = 0;
-    };
-
+    const splitter = new LineSplitter(options);
     super({
       transform(chunk, controller) {
-        let start = 0;
-        for (;;) {
-          const nl = chunk.indexOf(LF, start);
-          if (nl === -1) {
-            appendPart(chunk, start, chunk.length);
-            return;
-          }
-          appendPart(chunk, start, nl);
-          finishLine(controller);
-          start = nl + 1;
-        }
+        splitter.push(chunk, (frame) => controller.enqueue(frame));
       },
       flush(controller) {
-        if (overflow || line.length > 0) finishLine(controller);
+        splitter.end((frame) => controller.enqueue(frame));
       },
     });
   }
+}
+
+/**
+ * Reads a byte stream to its end and gives each frame to `onFrame` at once,
+ * without a stream stage per line.
+ */
+export async function readFrames(
+  input: ReadableStream<Uint8Array>,
+  options: LineFramerOptions,
+  onFrame: (frame: Frame) => void,
+): Promise<void> {
+  const splitter = new LineSplitter(options);
+  for await (const chunk of input) splitter.push(chunk, onFrame);
+  splitter.end(onFrame);
 }

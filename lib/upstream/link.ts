@@ -34,8 +34,12 @@ export interface UpstreamLink {
    * over a network): its icons do not get the trust of a local process.
    */
   readonly isRemote: boolean;
-  /** The frames from the upstream server, in the order it wrote them. */
-  readonly incoming: ReadableStream<UpstreamFrame>;
+  /**
+   * Reads the upstream server until the end of its output and gives each
+   * frame to `onFrame` at once, in the order the server wrote them: an event
+   * reaches the bridge before the next frame is read. Call it once.
+   */
+  read(onFrame: (frame: UpstreamFrame) => void): Promise<void>;
   /** Sends one message. Rejects when the link is closed. */
   send(message: Message): Promise<void>;
   /** Resolves once, when the link ends for any reason. */

@@ -135,7 +135,7 @@ export class UpstreamClient {
 
   async #read(): Promise<LinkEnd> {
     try {
-      for await (const frame of this.link.incoming) this.#onFrame(frame);
+      await this.link.read((frame) => this.#onFrame(frame));
     } catch {
       // A read error ends the link like its end.
     }

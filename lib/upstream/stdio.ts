@@ -6,7 +6,7 @@
  * @module
  */
 
-import { LineFramer } from "../jsonrpc/framer.ts";
+import { readFrames } from "../jsonrpc/framer.ts";
 import { scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
 import { isObject, type Json, type Message } from "../jsonrpc/message.ts";
 import { MessageWriter } from "../jsonrpc/writer.ts";
@@ -49,7 +49,7 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
 
 class StdioLink implements UpstreamLink {
   readonly isRemote = false;
-  readonly incoming: ReadableStream<UpstreamFrame>;
+  readonly #maxLineBytes: number;
   readonly ended: Promise<LinkEnd>;
   #child: Deno.ChildProcess;
   #writer: MessageWriter;
@@ -59,26 +59,24 @@ class StdioLink implements UpstreamLink {
   constructor(child: Deno.ChildProcess, options: StdioLinkOptions) {
     this.#child = child;
     this.#stopGraceMs = options.stopGraceMs;
+    this.#maxLineBytes = options.maxLineBytes;
     this.#writer = new MessageWriter(child.stdin);
-    this.incoming = child.stdout
-      .pipeThrough(new LineFramer({ maxLineBytes: options.maxLineBytes }))
-      .pipeThrough(
-        new TransformStream({
-          transform(frame, controller) {
-            if (frame.kind === "line") {
-              controller.enqueue(toUpstreamFrame(frame.bytes));
-              return;
-            }
-            const head = scanIdFromHead(frame.head);
-            const scan = head.found ? head : scanIdFromTail(frame.tail);
-            controller.enqueue({ kind: "invalid", id: scan.found ? scan.id : null });
-          },
-        }),
-      );
     this.ended = child.status.then((status) => ({
       kind: "exited",
       code: status.signal ? null : status.code,
     }));
+  }
+
+  read(onFrame: (frame: UpstreamFrame) => void): Promise<void> {
+    return readFrames(this.#child.stdout, { maxLineBytes: this.#maxLineBytes }, (frame) => {
+      if (frame.kind === "line") {
+        onFrame(toUpstreamFrame(frame.bytes));
+        return;
+      }
+      const head = scanIdFromHead(frame.head);
+      const scan = head.found ? head : scanIdFromTail(frame.tail);
+      onFrame({ kind: "invalid", id: scan.found ? scan.id : null });
+    });
   }
 
   send(message: Message): Promise<void> {

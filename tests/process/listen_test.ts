@@ -200,7 +200,8 @@ Deno.test("order: a list change written before the result of a call reaches the 
       else {
         strictEqual("result" in msg, true);
         responses++;
-        strictEqual(events, responses, `the event of call ${msg.id} came before its result`);
+        // Each call's event was written before its result: the n-th result comes after n events.
+        strictEqual(events >= responses, true, `the event of call ${msg.id} came before its result`);
       }
     }
   }

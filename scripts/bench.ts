@@ -13,7 +13,7 @@
 import { fileURLToPath } from "node:url";
 import { applyResultRules } from "../lib/bridge/results.ts";
 import { ProgressRelay } from "../lib/bridge/progress.ts";
-import { SILENT_LOGGER } from "../lib/bridge/log.ts";
+import { createLogger, type Logger, SILENT_LOGGER } from "../lib/bridge/log.ts";
 import type { JsonObject } from "../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
 
@@ -239,14 +239,27 @@ for (const mib of [16, 64]) {
   );
 }
 
-const ctx = { quirks: VSCODE_PROFILE.quirks, icons: "all" as const, log: SILENT_LOGGER };
-const lists = Array.from({ length: 200 }, toolList);
-const t0 = performance.now();
-for (const list of lists) applyResultRules("tools/list", list, ctx);
+/** The median time of the result rules on fresh parsed copies of a tools/list. */
+function rulesMedianMs(log: Logger): number {
+  const ctx = { quirks: VSCODE_PROFILE.quirks, icons: "all" as const, log };
+  const text = JSON.stringify(toolList());
+  const times: number[] = [];
+  for (let i = 0; i < 101; i++) {
+    const list = JSON.parse(text);
+    const t0 = performance.now();
+    applyResultRules("tools/list", list, ctx);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return times[50]!;
+}
+const silentMs = rulesMedianMs(SILENT_LOGGER);
+const loggedMs = rulesMedianMs(createLogger("bench", "info", () => {}));
 out(
-  `result rules, tools/list of 500 tools with nested schemas: ${
-    fmt((performance.now() - t0) / lists.length, 3)
-  } ms per list (target <= 1 ms)`,
+  `result rules, tools/list of 500 tools with nested schemas: median ${
+    fmt(silentMs, 3)
+  } ms per list ` +
+    `(target <= 1 ms); ${fmt(loggedMs, 3)} ms with its 2,500 info lines built`,
 );
 
 let sent = 0;

@@ -19,25 +19,31 @@ export const MAX_SCHEMA_DEPTH = 64;
  * schema (`one`), or an array of schemas (`list`). `items` is one schema, or
  * an array of schemas in draft-07.
  */
-const WALK: Readonly<Record<string, "map" | "one" | "list">> = Object.assign(Object.create(null), {
-  properties: "map",
-  patternProperties: "map",
-  dependencies: "map",
-  dependentSchemas: "map",
-  $defs: "map",
-  definitions: "map",
-  additionalProperties: "one",
-  not: "one",
-  if: "one",
-  then: "one",
-  else: "one",
-  contains: "one",
-  items: "one",
-  anyOf: "list",
-  allOf: "list",
-  oneOf: "list",
-  prefixItems: "list",
-});
+function walkKind(key: string): "map" | "one" | "list" | undefined {
+  switch (key) {
+    case "properties":
+    case "patternProperties":
+    case "dependencies":
+    case "dependentSchemas":
+    case "$defs":
+    case "definitions":
+      return "map";
+    case "additionalProperties":
+    case "not":
+    case "if":
+    case "then":
+    case "else":
+    case "contains":
+    case "items":
+      return "one";
+    case "anyOf":
+    case "allOf":
+    case "oneOf":
+    case "prefixItems":
+      return "list";
+  }
+  return undefined;
+}
 
 /** RFC 6901: `~` becomes `~0` and `/` becomes `~1`. */
 export function escapePointerToken(token: string): string {
@@ -45,9 +51,11 @@ export function escapePointerToken(token: string): string {
 }
 
 /** One event of the walk, for the info lines of the log. */
-export type ItemsEvent =
-  | { readonly kind: "changed"; readonly pointer: string }
-  | { readonly kind: "too_deep"; readonly pointer: string };
+export interface ItemsEvent {
+  readonly kind: "changed" | "too_deep";
+  /** The RFC 6901 pointer of the schema, built when it is read. */
+  readonly pointer: string;
+}
 
 /** Changes one array schema when its items value is falsy. Returns true on a change. */
 function fixArraySchema(schema: JsonObject): boolean {
@@ -68,9 +76,70 @@ function fixArraySchema(schema: JsonObject): boolean {
   return false;
 }
 
+/** The walk of one schema tree; `path` holds the tokens of the current pointer. */
+class Walk {
+  readonly #report: ((event: ItemsEvent) => void) | undefined;
+  readonly #path: string[] = [];
+
+  constructor(report: ((event: ItemsEvent) => void) | undefined) {
+    this.#report = report;
+  }
+
+  #event(kind: ItemsEvent["kind"]): void {
+    if (!this.#report) return;
+    const tokens = [...this.#path];
+    this.#report({
+      kind,
+      get pointer() {
+        return tokens.length === 0 ? "" : "/" + tokens.map(escapePointerToken).join("/");
+      },
+    });
+  }
+
+  /**
+   * Visits a schema at `depth` (the root has 0). The recursion is at most
+   * {@linkcode MAX_SCHEMA_DEPTH} deep, so a hostile schema cannot overflow
+   * the call stack.
+   */
+  visit(node: Json, depth: number): void {
+    if (!isObject(node)) return;
+    if (depth > MAX_SCHEMA_DEPTH) {
+      this.#event("too_deep");
+      return;
+    }
+    if (fixArraySchema(node)) this.#event("changed");
+    const path = this.#path;
+    for (const key in node) {
+      const kind = walkKind(key);
+      if (kind === undefined) continue;
+      const value = node[key];
+      path.push(key);
+      if (Array.isArray(value)) {
+        if (kind !== "map") {
+          for (let i = 0; i < value.length; i++) {
+            path.push(String(i));
+            this.visit(value[i]!, depth + 1);
+            path.pop();
+          }
+        }
+      } else if (kind === "one") {
+        this.visit(value!, depth + 1);
+      } else if (kind === "map" && isObject(value)) {
+        for (const name in value) {
+          path.push(name);
+          this.visit(value[name]!, depth + 1);
+          path.pop();
+        }
+      }
+      path.pop();
+    }
+  }
+}
+
 /**
  * Walks a schema and applies R6 to each array schema in it, in place.
- * Reports each change and each subtree below {@linkcode MAX_SCHEMA_DEPTH}.
+ * Reports each change and each subtree below {@linkcode MAX_SCHEMA_DEPTH}
+ * to `report`, when given.
  *
  * @example
  * ```ts
@@ -81,63 +150,6 @@ function fixArraySchema(schema: JsonObject): boolean {
  * if (JSON.stringify(schema.properties.tags) !== '{"type":"array","items":{}}') throw new Error();
  * ```
  */
-export function normalizeArrayItems(schema: Json, report: (event: ItemsEvent) => void): void {
-  // An explicit stack: a hostile schema cannot overflow the call stack. The
-  // pointer of a node is built only when the node is reported.
-  const stack: Frame[] = [{ node: schema, parent: undefined, token: "", depth: 0 }];
-  while (stack.length > 0) {
-    const frame = stack.pop()!;
-    const { node, depth } = frame;
-    if (!isObject(node)) continue;
-    if (depth > MAX_SCHEMA_DEPTH) {
-      report({ kind: "too_deep", pointer: pointerOf(frame) });
-      continue;
-    }
-    if (fixArraySchema(node)) report({ kind: "changed", pointer: pointerOf(frame) });
-    // The own keys of a schema are few; the walk list is long.
-    for (const key in node) {
-      const kind = WALK[key];
-      if (kind === undefined) continue;
-      const value = node[key];
-      if (Array.isArray(value)) {
-        if (kind === "map") continue;
-        const keyFrame: Frame = { node: null, parent: frame, token: key, depth };
-        for (let i = 0; i < value.length; i++) {
-          const child = value[i];
-          if (isObject(child)) {
-            stack.push({ node: child, parent: keyFrame, token: String(i), depth: depth + 1 });
-          }
-        }
-      } else if (isObject(value)) {
-        if (kind === "one") {
-          stack.push({ node: value, parent: frame, token: key, depth: depth + 1 });
-        } else if (kind === "map") {
-          const keyFrame: Frame = { node: null, parent: frame, token: key, depth };
-          for (const name in value) {
-            const child = value[name];
-            if (isObject(child)) {
-              stack.push({ node: child, parent: keyFrame, token: name, depth: depth + 1 });
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-/** A node of the walk and the way to it. */
-interface Frame {
-  readonly node: Json;
-  readonly parent: Frame | undefined;
-  readonly token: string;
-  readonly depth: number;
-}
-
-/** The RFC 6901 pointer of a frame, from the tokens of its ancestors. */
-function pointerOf(frame: Frame): string {
-  const tokens: string[] = [];
-  for (let f: Frame | undefined = frame; f?.parent !== undefined; f = f.parent) {
-    tokens.push(escapePointerToken(f.token));
-  }
-  return tokens.length === 0 ? "" : "/" + tokens.reverse().join("/");
+export function normalizeArrayItems(schema: Json, report?: (event: ItemsEvent) => void): void {
+  new Walk(report).visit(schema, 0);
 }

@@ -18,6 +18,8 @@ export function isLogLevel(value: unknown): value is LogLevel {
 
 /** Where log lines go. */
 export interface Logger {
+  /** False when lines of this level go nowhere: the caller can skip building them. */
+  enabled?(level: LogLevel): boolean;
   error(message: string): void;
   warn(message: string): void;
   info(message: string): void;
@@ -44,11 +46,23 @@ export function createLogger(
     // One event is one line: newlines inside the message would split it.
     sink(`[${tag}] ${at}: ${message.replaceAll(/\r?\n/g, " ")}\n`);
   };
-  return { error: line("error"), warn: line("warn"), info: line("info"), debug: line("debug") };
+  return {
+    enabled: (at) => LOG_LEVELS.indexOf(at) <= rank,
+    error: line("error"),
+    warn: line("warn"),
+    info: line("info"),
+    debug: line("debug"),
+  };
 }
 
 /** A logger that drops every line. */
-export const SILENT_LOGGER: Logger = { error() {}, warn() {}, info() {}, debug() {} };
+export const SILENT_LOGGER: Logger = {
+  enabled: () => false,
+  error() {},
+  warn() {},
+  info() {},
+  debug() {},
+};
 
 /** Sends every `console` method to stderr: SDK code calls `console.debug`. */
 export function redirectConsoleToStderr(): void {

@@ -52,6 +52,7 @@ export function fixToolList(result: JsonObject, ctx: ResultContext): void {
   const tools = result.tools;
   if (!Array.isArray(tools)) return;
   const { quirks, log } = ctx;
+  const info = log.enabled?.("info") ?? true;
   for (const tool of tools) {
     if (!isObject(tool)) continue;
     const name = typeof tool.name === "string" ? tool.name : "";
@@ -63,14 +64,19 @@ export function fixToolList(result: JsonObject, ctx: ResultContext): void {
       log.info(`tool '${name}': removed an outputSchema whose root is not an object schema`);
     }
     if (quirks.normalize_array_items && isObject(tool.inputSchema)) {
-      normalizeArrayItems(tool.inputSchema, (event) => {
-        const at = event.pointer === "" ? "/" : event.pointer;
-        log.info(
-          event.kind === "changed"
-            ? `tool '${name}': gave the array schema at ${at} an items schema`
-            : `tool '${name}': did not examine the schema at ${at}, it is deeper than the limit`,
-        );
-      });
+      normalizeArrayItems(
+        tool.inputSchema,
+        info
+          ? (event) => {
+            const at = event.pointer === "" ? "/" : event.pointer;
+            log.info(
+              event.kind === "changed"
+                ? `tool '${name}': gave the array schema at ${at} an items schema`
+                : `tool '${name}': did not examine the schema at ${at}, it is deeper than the limit`,
+            );
+          }
+          : undefined,
+      );
     }
   }
 }

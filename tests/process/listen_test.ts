@@ -201,7 +201,11 @@ Deno.test("order: a list change written before the result of a call reaches the 
         strictEqual("result" in msg, true);
         responses++;
         // Each call's event was written before its result: the n-th result comes after n events.
-        strictEqual(events >= responses, true, `the event of call ${msg.id} came before its result`);
+        strictEqual(
+          events >= responses,
+          true,
+          `the event of call ${msg.id} came before its result`,
+        );
       }
     }
   }

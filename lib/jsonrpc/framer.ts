@@ -41,52 +41,96 @@ function isBlank(bytes: Uint8Array, start: number, end: number): boolean {
   return true;
 }
 
-/** Growable byte buffer with a hard cap. */
+/** Above this size a line is kept as a list of parts, not in one growing buffer. */
+const SMALL_LINE = 64 * 1024;
+
+/**
+ * The bytes of the current line. A small line is copied into one buffer; a
+ * large line keeps references to the parts of the input chunks and is joined
+ * once, at its end, into a buffer of its exact size: a doubling buffer would
+ * hold up to three times the line while it grows.
+ */
 class LineBuffer {
-  #buf = new Uint8Array(1024);
-  #len = 0;
+  #small = new Uint8Array(1024);
+  #smallLength = 0;
+  #parts: Uint8Array[] = [];
+  #length = 0;
 
   get length(): number {
-    return this.#len;
+    return this.#length;
   }
 
   append(src: Uint8Array, start: number, end: number): void {
     const n = end - start;
-    if (this.#len + n > this.#buf.length) {
-      let size = this.#buf.length * 2;
-      while (size < this.#len + n) size *= 2;
-      const next = new Uint8Array(size);
-      next.set(this.#buf.subarray(0, this.#len));
-      this.#buf = next;
+    this.#length += n;
+    if (this.#parts.length === 0 && this.#smallLength + n <= SMALL_LINE) {
+      if (this.#smallLength + n > this.#small.length) {
+        let size = this.#small.length * 2;
+        while (size < this.#smallLength + n) size *= 2;
+        const next = new Uint8Array(size);
+        next.set(this.#small.subarray(0, this.#smallLength));
+        this.#small = next;
+      }
+      this.#small.set(src.subarray(start, end), this.#smallLength);
+      this.#smallLength += n;
+      return;
     }
-    this.#buf.set(src.subarray(start, end), this.#len);
-    this.#len += n;
+    if (this.#parts.length === 0 && this.#smallLength > 0) {
+      this.#parts.push(this.#small.slice(0, this.#smallLength));
+    }
+    this.#parts.push(src.subarray(start, end));
   }
 
-  /**
-   * Returns the content and empties the buffer. A large line keeps its
-   * buffer (no copy) and the buffer starts anew; a small one is copied.
-   */
-  take(): Uint8Array {
-    if (this.#len > 64 * 1024) {
-      const out = this.#buf.subarray(0, this.#len);
-      this.#buf = new Uint8Array(1024);
-      this.#len = 0;
-      return out;
+  /** The last byte, or undefined for an empty line. */
+  lastByte(): number | undefined {
+    if (this.#parts.length === 0) return this.#smallLength === 0 ? undefined : this.#small[this.#smallLength - 1];
+    const last = this.#parts[this.#parts.length - 1]!;
+    return last[last.length - 1];
+  }
+
+  /** Calls `fn` on each part of the line, in order. */
+  forEachPart(fn: (part: Uint8Array) => void): void {
+    if (this.#parts.length === 0) fn(this.#small.subarray(0, this.#smallLength));
+    else this.#parts.forEach(fn);
+  }
+
+  /** True when the first `end` bytes are spaces, tabs and carriage returns only. */
+  isBlank(end: number): boolean {
+    let seen = 0;
+    let blank = true;
+    this.forEachPart((part) => {
+      if (!blank || seen >= end) return;
+      const stop = Math.min(part.length, end - seen);
+      blank = isBlank(part, 0, stop);
+      seen += stop;
+    });
+    return blank;
+  }
+
+  /** The first `end` bytes, in a buffer of its own; then the buffer is empty. */
+  take(end: number): Uint8Array {
+    let out: Uint8Array;
+    if (this.#parts.length === 0) out = this.#small.slice(0, end);
+    else {
+      out = new Uint8Array(end);
+      let offset = 0;
+      for (const part of this.#parts) {
+        if (offset >= end) break;
+        const n = Math.min(part.length, end - offset);
+        out.set(n === part.length ? part : part.subarray(0, n), offset);
+        offset += n;
+      }
     }
-    const out = this.#buf.slice(0, this.#len);
     this.reset();
     return out;
   }
 
-  view(): Uint8Array {
-    return this.#buf.subarray(0, this.#len);
-  }
-
   reset(): void {
-    this.#len = 0;
-    // Do not keep a huge buffer alive after one large line.
-    if (this.#buf.length > 1 << 20) this.#buf = new Uint8Array(1024);
+    this.#smallLength = 0;
+    this.#parts = [];
+    this.#length = 0;
+    // Do not keep a large buffer alive after one large line.
+    if (this.#small.length > SMALL_LINE) this.#small = new Uint8Array(1024);
   }
 }
 
@@ -179,7 +223,7 @@ export class LineSplitter {
   #enterOverflow(): void {
     this.#overflow = true;
     this.#headLength = 0;
-    this.#keepEdges(this.#line.view());
+    this.#line.forEachPart((part) => this.#keepEdges(part));
     this.#line.reset();
   }
 
@@ -196,11 +240,10 @@ export class LineSplitter {
 
   #finishLine(emit: (frame: Frame) => void): void {
     if (!this.#overflow) {
-      const view = this.#line.view();
-      const end = view.length > 0 && view[view.length - 1] === CR ? view.length - 1 : view.length;
+      const length = this.#line.length;
+      const end = this.#line.lastByte() === CR ? length - 1 : length;
       if (end <= this.#max) {
-        const blank = isBlank(view, 0, end);
-        const bytes = blank ? undefined : this.#line.take().subarray(0, end);
+        const bytes = this.#line.isBlank(end) ? undefined : this.#line.take(end);
         this.#line.reset();
         this.#total = 0;
         if (bytes) emit({ kind: "line", bytes });

@@ -7,6 +7,7 @@
 import type { Message } from "./message.ts";
 
 const encoder = new TextEncoder();
+const NEWLINE = new Uint8Array([0x0a]);
 
 /** Messages written while the sink is busy are joined into one chunk up to this size. */
 const BATCH_BYTES = 256 * 1024;
@@ -48,9 +49,18 @@ export class MessageWriter {
   /** Queues one message. A write after {@linkcode close} or a broken sink is dropped. */
   write(message: Message): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    const bytes = encoder.encode(JSON.stringify(message) + "\n");
+    const body = encoder.encode(JSON.stringify(message));
     return new Promise<void>((resolve) => {
-      this.#queue.push({ bytes, done: resolve });
+      if (body.length > BATCH_BYTES) {
+        // A large message and its newline go as two chunks, one after the
+        // other: joining them would copy the whole message once more.
+        this.#queue.push({ bytes: body, done: () => {} }, { bytes: NEWLINE, done: resolve });
+      } else {
+        const bytes = new Uint8Array(body.length + 1);
+        bytes.set(body);
+        bytes[body.length] = 0x0a;
+        this.#queue.push({ bytes, done: resolve });
+      }
       if (!this.#flushing) this.#flush();
     });
   }

@@ -83,7 +83,9 @@ class LineBuffer {
 
   /** The last byte, or undefined for an empty line. */
   lastByte(): number | undefined {
-    if (this.#parts.length === 0) return this.#smallLength === 0 ? undefined : this.#small[this.#smallLength - 1];
+    if (this.#parts.length === 0) {
+      return this.#smallLength === 0 ? undefined : this.#small[this.#smallLength - 1];
+    }
     const last = this.#parts[this.#parts.length - 1]!;
     return last[last.length - 1];
   }

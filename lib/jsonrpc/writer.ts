@@ -4,6 +4,7 @@
  * @module
  */
 
+import { isLargeMessage, serializeInChunks } from "./large.ts";
 import type { Message } from "./message.ts";
 
 const encoder = new TextEncoder();
@@ -13,7 +14,8 @@ const NEWLINE = new Uint8Array([0x0a]);
 const BATCH_BYTES = 256 * 1024;
 
 interface Queued {
-  readonly bytes: Uint8Array;
+  /** One chunk, or (for a large message) the chunks of one message, in order. */
+  readonly bytes: Uint8Array | Iterable<Uint8Array>;
   readonly done: () => void;
 }
 
@@ -49,18 +51,25 @@ export class MessageWriter {
   /** Queues one message. A write after {@linkcode close} or a broken sink is dropped. */
   write(message: Message): Promise<void> {
     if (this.#closed) return Promise.resolve();
+    if (isLargeMessage(message)) {
+      // Its text is made slice by slice while the sink takes it.
+      return this.#enqueue(serializeInChunks(message));
+    }
     const body = encoder.encode(JSON.stringify(message));
+    if (body.length > BATCH_BYTES) {
+      // A large message and its newline go as two chunks, one after the
+      // other: joining them would copy the whole message once more.
+      return this.#enqueue([body, NEWLINE]);
+    }
+    const bytes = new Uint8Array(body.length + 1);
+    bytes.set(body);
+    bytes[body.length] = 0x0a;
+    return this.#enqueue(bytes);
+  }
+
+  #enqueue(bytes: Uint8Array | Iterable<Uint8Array>): Promise<void> {
     return new Promise<void>((resolve) => {
-      if (body.length > BATCH_BYTES) {
-        // A large message and its newline go as two chunks, one after the
-        // other: joining them would copy the whole message once more.
-        this.#queue.push({ bytes: body, done: () => {} }, { bytes: NEWLINE, done: resolve });
-      } else {
-        const bytes = new Uint8Array(body.length + 1);
-        bytes.set(body);
-        bytes[body.length] = 0x0a;
-        this.#queue.push({ bytes, done: resolve });
-      }
+      this.#queue.push({ bytes, done: resolve });
       if (!this.#flushing) this.#flush();
     });
   }
@@ -68,15 +77,30 @@ export class MessageWriter {
   async #flush(): Promise<void> {
     this.#flushing = true;
     while (this.#queue.length > 0) {
+      const first = this.#queue[0]!;
+      if (!(first.bytes instanceof Uint8Array)) {
+        this.#queue.shift();
+        for (const chunk of first.bytes) {
+          if (this.#broken) break;
+          try {
+            await this.#writer.write(chunk);
+          } catch {
+            this.#broken = true;
+          }
+        }
+        first.done();
+        continue;
+      }
       const batch = this.#takeBatch();
       let chunk: Uint8Array;
-      if (batch.length === 1) chunk = batch[0]!.bytes;
+      const parts = batch.map((q) => q.bytes as Uint8Array);
+      if (parts.length === 1) chunk = parts[0]!;
       else {
-        chunk = new Uint8Array(batch.reduce((n, q) => n + q.bytes.length, 0));
+        chunk = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
         let offset = 0;
-        for (const q of batch) {
-          chunk.set(q.bytes, offset);
-          offset += q.bytes.length;
+        for (const part of parts) {
+          chunk.set(part, offset);
+          offset += part.length;
         }
       }
       if (!this.#broken) {
@@ -92,15 +116,14 @@ export class MessageWriter {
     this.#idle?.();
   }
 
-  /** The next messages, up to the batch size (a large message goes alone). */
+  /** The next single chunks, up to the batch size (a large one goes alone). */
   #takeBatch(): Queued[] {
     let size = 0;
     let n = 0;
-    while (
-      n < this.#queue.length && (n === 0 || size + this.#queue[n]!.bytes.length <= BATCH_BYTES)
-    ) {
-      size += this.#queue[n]!.bytes.length;
-      n++;
+    for (; n < this.#queue.length; n++) {
+      const bytes = this.#queue[n]!.bytes;
+      if (!(bytes instanceof Uint8Array) || (n > 0 && size + bytes.length > BATCH_BYTES)) break;
+      size += bytes.length;
     }
     return this.#queue.splice(0, n);
   }

@@ -7,6 +7,7 @@
  */
 
 import { readFrames } from "../jsonrpc/framer.ts";
+import { LARGE_MESSAGE_BYTES, markLarge } from "../jsonrpc/large.ts";
 import { scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
 import { isObject, type Json, type Message } from "../jsonrpc/message.ts";
 import { MessageWriter } from "../jsonrpc/writer.ts";
@@ -28,7 +29,11 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 function toUpstreamFrame(bytes: Uint8Array): UpstreamFrame {
   try {
     const value = JSON.parse(decoder.decode(bytes)) as Json;
-    if (isObject(value)) return { kind: "message", value };
+    if (isObject(value)) {
+      // A large result is written to the client in slices.
+      if (bytes.length > LARGE_MESSAGE_BYTES) markLarge(value.result);
+      return { kind: "message", value };
+    }
   } catch {
     // Invalid UTF-8 or JSON, or nesting deeper than the parser allows.
   }

@@ -1,0 +1,98 @@
+/** The front end in process, with small limits and a real upstream child. */
+
+import { Frontend } from "../../lib/bridge/frontend.ts";
+import { DEFAULT_LIMITS, type Limits } from "../../lib/bridge/limits.ts";
+import { createLogger } from "../../lib/bridge/log.ts";
+import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
+import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
+import { LineSplitter } from "../process/helpers.ts";
+
+type Obj = Record<string, unknown>;
+
+export const INIT = {
+  protocolVersion: "2025-11-25",
+  capabilities: {},
+  clientInfo: { name: "t", version: "1" },
+};
+
+/** A running front end: write messages, read messages, end the input. */
+export interface Harness {
+  readonly frontend: Frontend;
+  /** The log lines, at the debug level. */
+  readonly logs: string[];
+  send(message: unknown): Promise<void>;
+  next(): Promise<Obj>;
+  /** Messages until the response of `id`, which is the last. */
+  untilId(id: unknown): Promise<Obj[]>;
+  initialize(capabilities?: Obj): Promise<Obj>;
+  call(id: string, name: string, args?: Obj): Promise<Obj[]>;
+  /** Ends the input and gives the exit code. */
+  close(): Promise<number>;
+}
+
+/** Starts a front end with `limits` in front of the upstream `command`. */
+export function startFrontend(limits: Partial<Limits>, command: string[]): Harness {
+  const all = { ...DEFAULT_LIMITS, ...limits };
+  const input = new TransformStream<Uint8Array, Uint8Array>();
+  const output = new TransformStream<Uint8Array, Uint8Array>();
+  const [program, ...args] = command;
+  const logs: string[] = [];
+  const frontend = new Frontend({
+    profile: VSCODE_PROFILE,
+    limits: all,
+    log: createLogger("t", "debug", (line) => logs.push(line)),
+    fallback: { name: "t", version: "0" },
+    connect: () =>
+      spawnStdioLink({
+        command: program!,
+        args,
+        maxLineBytes: all.max_line_bytes,
+        stopGraceMs: 500,
+      }),
+    output: output.writable,
+  });
+  const exit = frontend.run(input.readable);
+  const writer = input.writable.getWriter();
+  const lines = output.readable.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter())
+    [
+      Symbol.asyncIterator
+    ]();
+  const encoder = new TextEncoder();
+  const harness: Harness = {
+    frontend,
+    logs,
+    send: (message) => writer.write(encoder.encode(JSON.stringify(message) + "\n")),
+    next: async () => JSON.parse((await lines.next()).value),
+    async untilId(id) {
+      const out: Obj[] = [];
+      for (;;) {
+        const message = await harness.next();
+        out.push(message);
+        if (message.id === id && !("method" in message)) return out;
+      }
+    },
+    async initialize(capabilities = {}) {
+      await harness.send({
+        jsonrpc: "2.0",
+        id: "i",
+        method: "initialize",
+        params: { ...INIT, capabilities },
+      });
+      return (await harness.untilId("i")).at(-1)!;
+    },
+    async call(id, name, args = {}) {
+      await harness.send({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name, arguments: args },
+      });
+      return await harness.untilId(id);
+    },
+    async close() {
+      await writer.close();
+      return await exit;
+    },
+  };
+  return harness;
+}

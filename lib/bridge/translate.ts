@@ -47,6 +47,16 @@ function objectMembers(value: Json | undefined, dropTasks: boolean): JsonObject 
   return out;
 }
 
+/** The members of `value` named in `keys` whose values are objects. */
+function objectSubset(value: JsonObject, keys: readonly string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const key of keys) {
+    const member = value[key];
+    if (isObject(member)) out[key] = member;
+  }
+  return out;
+}
+
 /**
  * The capabilities that the upstream server gets from the capabilities of the
  * client: sampling and the elicitation modes as declared, roots without
@@ -57,22 +67,9 @@ function objectMembers(value: Json | undefined, dropTasks: boolean): JsonObject 
 export function upstreamCapabilities(client: Json | undefined): JsonObject {
   const out: JsonObject = {};
   if (!isObject(client)) return out;
-  if (isObject(client.sampling)) {
-    const sampling: JsonObject = {};
-    for (const key of ["context", "tools"] as const) {
-      const member = client.sampling[key];
-      if (member !== undefined && isObject(member)) sampling[key] = member;
-    }
-    out.sampling = sampling;
-  }
-  if (isObject(client.elicitation)) {
-    const elicitation: JsonObject = {};
-    for (const key of ["form", "url"] as const) {
-      const member = client.elicitation[key];
-      if (member !== undefined && isObject(member)) elicitation[key] = member;
-    }
-    out.elicitation = elicitation;
-  }
+  // The members that the schema has, as declared; nothing is added.
+  if (isObject(client.sampling)) out.sampling = objectSubset(client.sampling, ["context", "tools"]);
+  if (isObject(client.elicitation)) out.elicitation = objectSubset(client.elicitation, ["form", "url"]);
   if (isObject(client.roots)) out.roots = {};
   const experimental = objectMembers(client.experimental, false);
   if (experimental) out.experimental = experimental;

@@ -69,7 +69,9 @@ export function upstreamCapabilities(client: Json | undefined): JsonObject {
   if (!isObject(client)) return out;
   // The members that the schema has, as declared; nothing is added.
   if (isObject(client.sampling)) out.sampling = objectSubset(client.sampling, ["context", "tools"]);
-  if (isObject(client.elicitation)) out.elicitation = objectSubset(client.elicitation, ["form", "url"]);
+  if (isObject(client.elicitation)) {
+    out.elicitation = objectSubset(client.elicitation, ["form", "url"]);
+  }
   if (isObject(client.roots)) out.roots = {};
   const experimental = objectMembers(client.experimental, false);
   if (experimental) out.experimental = experimental;

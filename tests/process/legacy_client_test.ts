@@ -34,6 +34,7 @@ Deno.test("v1 client uses tools, prompts, resources, templates and completion th
 
     const tools = await client.listTools();
     deepStrictEqual(tools.tools.map((t: { name: string }) => t.name).sort(), [
+      "add_tool",
       "big",
       "die",
       "echo",
@@ -41,6 +42,7 @@ Deno.test("v1 client uses tools, prompts, resources, templates and completion th
       "flood",
       "log",
       "slow",
+      "touch",
     ]);
     deepStrictEqual(await client.callTool({ name: "echo", arguments: { text: "hi" } }), {
       content: [{ type: "text", text: "hi" }],

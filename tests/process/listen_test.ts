@@ -8,7 +8,7 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { BridgeProcess, DENO, RAW_SERVER, ROOT } from "./helpers.ts";
+import { BridgeProcess, DENO, MODERN_SERVER, RAW_SERVER, ROOT } from "./helpers.ts";
 
 type Obj = Record<string, unknown>;
 const TOOLS_CHANGED = { jsonrpc: "2.0", method: "notifications/tools/list_changed" };
@@ -251,6 +251,40 @@ Deno.test("v1 client gets list changes and resource updates through resources/su
     });
     await new Promise((r) => setTimeout(r, 100));
     deepStrictEqual(seen, ["tools", "prompts", "updated x://doc"]);
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("v1 client and an SDK v2 server: list changes and resource updates of a real listen stream", async () => {
+  const transport = new StdioClientTransport({
+    command: DENO,
+    args: ["run", "-P", `${ROOT}main.ts`, "--", ...MODERN_SERVER],
+    cwd: ROOT,
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
+  const seen: string[] = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));
+  client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n: { params: { uri: string } }) => {
+      seen.push(`updated ${n.params.uri}`);
+    },
+  );
+  await client.connect(transport);
+  try {
+    strictEqual(client.getServerCapabilities()?.resources?.subscribe, true);
+    await new Promise((r) => setTimeout(r, 300));
+    seen.length = 0; // the events of the first acknowledgment
+    await client.subscribeResource({ uri: "fixture://readme" });
+    await client.callTool({ name: "touch", arguments: { uri: "fixture://readme" } });
+    await client.callTool({ name: "add_tool", arguments: { name: "fresh" } });
+    await new Promise((r) => setTimeout(r, 200));
+    deepStrictEqual(seen, ["updated fixture://readme", "tools"]);
+    const tools = await client.listTools();
+    strictEqual(tools.tools.some((t: { name: string }) => t.name === "fresh"), true);
+    await client.unsubscribeResource({ uri: "fixture://readme" });
   } finally {
     await client.close();
   }

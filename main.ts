@@ -167,7 +167,16 @@ async function main(): Promise<number> {
       }),
     output: Deno.stdout.writable,
   });
-  return await frontend.run(Deno.stdin.readable);
+  // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGTERM", "SIGINT"];
+  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  try {
+    return await frontend.run(Deno.stdin.readable, stop.signal);
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+  }
 }
 
 if (import.meta.main) {

@@ -101,16 +101,18 @@ export class Frontend {
   }
 
   /**
-   * Reads the client until the end of its input, then shuts down. Returns the
-   * exit code: 0, or 1 when the upstream server stopped by itself.
+   * Reads the client until the end of its input (or an abort of `signal`,
+   * which acts as the end of the input), then shuts down. Returns the exit
+   * code: 0, or 1 when the upstream server stopped by itself.
    */
-  async run(input: ReadableStream<Uint8Array>): Promise<number> {
+  async run(input: ReadableStream<Uint8Array>, signal?: AbortSignal): Promise<number> {
     try {
       // The reader never waits for a request: each frame is handled at once.
       await readFrames(
         input,
         { maxLineBytes: this.#options.limits.max_line_bytes },
         (frame) => this.#onFrame(frame),
+        signal,
       );
     } catch (error) {
       this.#options.log.error(`the input failed: ${error instanceof Error ? error.name : "error"}`);

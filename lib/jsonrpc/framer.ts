@@ -299,14 +299,28 @@ export class LineFramer extends TransformStream<Uint8Array, Frame> {
 
 /**
  * Reads a byte stream to its end and gives each frame to `onFrame` at once,
- * without a stream stage per line.
+ * without a stream stage per line. An abort of `signal` ends the reading as
+ * the end of the input does.
  */
 export async function readFrames(
   input: ReadableStream<Uint8Array>,
   options: LineFramerOptions,
   onFrame: (frame: Frame) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
   const splitter = new LineSplitter(options);
-  for await (const chunk of input) splitter.push(chunk, onFrame);
-  splitter.end(onFrame);
+  const reader = input.getReader();
+  const stop = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener("abort", stop, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      splitter.push(value, onFrame);
+    }
+  } finally {
+    signal?.removeEventListener("abort", stop);
+    reader.releaseLock();
+  }
+  if (!signal?.aborted) splitter.end(onFrame);
 }

@@ -311,3 +311,17 @@ Deno.test("exit code 2 for arguments that are not valid, with a one-line reason 
     });
   }
 });
+
+Deno.test("SIGTERM ends the session as the end of the input does: the child stops too", async () => {
+  await using bridge = new BridgeProcess([], MODERN_SERVER);
+  await bridge.initialize();
+  await bridge.request(2, "tools/call", { name: "slow", arguments: { ms: 10000 } });
+  await new Promise((r) => setTimeout(r, 300));
+  bridge.child.kill("SIGTERM");
+  const status = await bridge.child.status;
+  strictEqual(status.code, 0);
+  deepStrictEqual(await bridge.rest(1000), []);
+  await bridge.exit();
+  // The upstream got the cancel, so it was still running and got its stop from the bridge.
+  strictEqual(bridge.stderr.includes("slow canceled: the client closed the connection"), true);
+});

@@ -21,6 +21,8 @@ const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
 const UPSTREAM = [deno, "run", "-A", `${root}tests/fixtures/modern_server.ts`];
 const BRIDGE = [deno, "run", "-P", `${root}main.ts`, "--log-level", "error", "--"];
+/** The floor of one more process: a relay that copies bytes and reads nothing. */
+const RELAY = [deno, "run", "--allow-run", `${root}scripts/bench_relay.ts`];
 const enc = new TextEncoder();
 const out = (line: string) => Deno.stdout.writeSync(enc.encode(line + "\n"));
 
@@ -202,8 +204,11 @@ await direct.start();
 const bridged = new LineClient([...BRIDGE, ...UPSTREAM], false);
 await bridged.start();
 
+const relayed = new LineClient([...RELAY, ...UPSTREAM], true);
+await relayed.start();
 const ld = await latency(direct, 2000);
 const lb = await latency(bridged, 2000);
+const lr = await latency(relayed, 2000);
 out(`small tools/call latency  direct p50 ${fmt(ld.p50)} ms p99 ${fmt(ld.p99)} ms`);
 out(`                          bridged p50 ${fmt(lb.p50)} ms p99 ${fmt(lb.p99)} ms`);
 out(
@@ -211,18 +216,25 @@ out(
     fmt(lb.p99 / ld.p99)
   }`,
 );
+out(
+  `                          plain relay process (the floor) p50 ${fmt(lr.p50)} ms, ratio ${
+    fmt(lr.p50 / ld.p50)
+  }`,
+);
 for (const inFlight of [64, 256]) {
   const td = await throughput(direct, inFlight, 10_000);
   const tb = await throughput(bridged, inFlight, 10_000);
+  const tr = await throughput(relayed, inFlight, 10_000);
   out(
     `throughput ${inFlight} in flight    direct ${fmt(td, 0)} req/s, bridged ${
       fmt(tb, 0)
-    } req/s, ratio ${fmt(tb / td)}` +
-      (inFlight === 256 ? " (target >= 0.8)" : ""),
+    } req/s, ratio ${fmt(tb / td)}` + (inFlight === 256 ? " (target >= 0.8)" : "") +
+      `; plain relay ratio ${fmt(tr / td)}`,
   );
 }
 await direct.stop();
 await bridged.stop();
+await relayed.stop();
 
 for (const mib of [16, 64]) {
   // The whole line must stay under the 64 MiB line limit.

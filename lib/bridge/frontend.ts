@@ -27,7 +27,7 @@ import { BridgeError } from "./errors.ts";
 import { startUpstream } from "./start.ts";
 import { type Declared, declaredOf } from "./input_checks.ts";
 import { runRounds } from "./input.ts";
-import { PendingTable } from "./pending.ts";
+import { CANCEL_REASONS, PendingTable } from "./pending.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { type ListenDeclared, listenDeclared, Listener } from "./notify.ts";
 import { readClientFrame } from "./inbound.ts";
@@ -66,16 +66,16 @@ export interface FrontendOptions {
   readonly output: WritableStream<Uint8Array>;
 }
 
-const CANCEL_REASON_CLIENT = "the client canceled the request";
-const CANCEL_REASON_CLOSED = "the client closed the connection";
-
 /** The front end of one connection. */
 export class Frontend {
   #options: FrontendOptions;
   #writer: MessageWriter;
   #state: State = "awaiting_initialize";
   /** Why the state is closing: the end of the input, or the loss of the upstream. */
-  #closingCause: "input_ended" | Cause | undefined;
+  #closingCause:
+    | "input_ended"
+    | Extract<Cause, "upstream_exited" | "transport_failed" | "closed">
+    | undefined;
   #session: UpstreamClient | undefined;
   #flights: Flights;
   #tasks = new Set<Promise<void>>();
@@ -172,7 +172,7 @@ export class Frontend {
       case "notifications/cancelled": {
         const requestId = isObject(params) ? params.requestId : undefined;
         if (!isRequestId(requestId)) return; // no requestId: the bridge declares no tasks
-        this.#flights.cancel(requestId, CANCEL_REASON_CLIENT);
+        this.#flights.cancel(requestId, CANCEL_REASONS.client);
         return;
       }
       case "notifications/initialized":
@@ -206,11 +206,8 @@ export class Frontend {
     }
     if (this.#state === "closing") {
       // After the end of the input nothing more is read; after the loss of the upstream:
-      if (this.#closingCause !== "input_ended") {
-        this.#fail(
-          id,
-          BridgeError.of(this.#closingCause === "closed" ? "closed" : "upstream_exited"),
-        );
+      if (this.#closingCause !== "input_ended" && this.#closingCause !== undefined) {
+        this.#fail(id, BridgeError.of(this.#closingCause));
       }
       return;
     }
@@ -249,7 +246,7 @@ export class Frontend {
       limits: this.#options.limits,
       log: this.#options.log,
       lists,
-      write: (message) => this.#write(message as unknown as Message),
+      write: (message) => this.#write(message),
       logLevel: () => this.#level,
     });
     this.#listener.start();
@@ -367,25 +364,26 @@ export class Frontend {
       log: this.#options.log,
       declared: this.#declared,
       pending: this.#pending,
-      write: (message: JsonObject) => this.#write(message as unknown as Message),
+      write: (message: Message) => this.#write(message),
       nextElicitationId: () => `elicitation-${++this.#elicitations}`,
       logLevel: () => this.#level,
     };
     this.#spawn(async () => {
+      let outcome;
       try {
-        const outcome = await runRounds(env, method, params, {
+        outcome = await runRounds(env, method, params, {
           signal: flight.controller.signal,
           ...(relay && { onProgress: (p) => relay.relay(p) }),
           ...(passMeta && { meta: passMeta }),
         });
-        relay?.stop();
-        if (flight.canceled || outcome.kind === "canceled") return;
-        if (outcome.kind === "error") this.#fail(id, outcome.error);
-        else this.#reply(id, applyResultRules(method, outcome.result, this.#resultContext!));
       } finally {
+        // No progress after the response or a cancellation.
         relay?.stop();
         this.#flights.remove(flight);
       }
+      if (flight.canceled || outcome.kind === "canceled") return;
+      if (outcome.kind === "error") this.#fail(id, outcome.error);
+      else this.#reply(id, applyResultRules(method, outcome.result, this.#resultContext!));
     });
   }
 
@@ -399,7 +397,7 @@ export class Frontend {
       this.#state = "closing";
       this.#closingCause = "input_ended";
     }
-    this.#flights.cancelAll(CANCEL_REASON_CLOSED);
+    this.#flights.cancelAll(CANCEL_REASONS.closed);
     const listener = this.#listener?.close();
     await this.#waitForTasks(this.#options.limits.shutdown_grace_ms, listener);
     await this.#session?.close();

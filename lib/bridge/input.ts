@@ -7,7 +7,7 @@
  * @module
  */
 
-import { isObject, type Json, type JsonObject, type Notification } from "../jsonrpc/message.ts";
+import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
 import {
   type UpstreamClient,
   UpstreamFailure,
@@ -24,7 +24,7 @@ import {
 } from "./input_checks.ts";
 import { formatLimit, type Limits, roundTimeoutMs } from "./limits.ts";
 import type { Logger } from "./log.ts";
-import type { Answer, PendingTable } from "./pending.ts";
+import { type Answer, CANCEL_REASONS, type PendingTable } from "./pending.ts";
 import { isAllowedUrl } from "./url_rule.ts";
 
 /** The message of the Continue form after a URL that the user accepted. */
@@ -45,14 +45,6 @@ export function continueForm(message: string): JsonObject {
   };
 }
 
-/** Reasons of `notifications/cancelled` for the bridge's own requests. */
-export const QUESTION_CANCEL_REASONS = {
-  client: "the client canceled the request",
-  closed: "the client closed the connection",
-  upstream: "the upstream server stopped",
-  timeout: "no answer in time",
-} as const;
-
 /** What the rounds need from the connection. */
 export interface RoundEnv {
   readonly session: UpstreamClient;
@@ -61,7 +53,7 @@ export interface RoundEnv {
   readonly declared: Declared;
   readonly pending: PendingTable;
   /** Writes a message for the client. */
-  readonly write: (message: JsonObject) => void;
+  readonly write: (message: Message) => void;
   /** A new elicitation id, unique on the connection. */
   readonly nextElicitationId: () => string;
   /** The log level of the client now: a change applies from the next round. */
@@ -130,13 +122,11 @@ export async function runRounds(
     for (const [url, step] of accepted) {
       if (stillAsked.has(url)) continue;
       accepted.delete(url);
-      env.write(
-        {
-          jsonrpc: "2.0",
-          method: "notifications/elicitation/complete",
-          params: { elicitationId: step.elicitationId },
-        } satisfies Notification as unknown as JsonObject,
-      );
+      env.write({
+        jsonrpc: "2.0",
+        method: "notifications/elicitation/complete",
+        params: { elicitationId: step.elicitationId },
+      });
     }
   };
   for (let round = 1;; round++) {
@@ -322,15 +312,15 @@ async function askRound(
   clearTimeout(timer);
   signal.removeEventListener("abort", onAbort!);
   if (first === "timeout") {
-    cancelQuestions(QUESTION_CANCEL_REASONS.timeout);
+    cancelQuestions(CANCEL_REASONS.timeout);
     throw new RoundFailure(BridgeError.of("input_timeout"));
   }
   if (first === "aborted") {
-    cancelQuestions(String(signal.reason ?? QUESTION_CANCEL_REASONS.client));
+    cancelQuestions(String(signal.reason ?? CANCEL_REASONS.client));
     throw signal.reason instanceof Error ? signal.reason : new Error("canceled");
   }
   if (first === "upstream") {
-    cancelQuestions(QUESTION_CANCEL_REASONS.upstream);
+    cancelQuestions(CANCEL_REASONS.upstream);
     throw new RoundFailure(BridgeError.of("upstream_exited"));
   }
   first.forEach((answer, i) => {

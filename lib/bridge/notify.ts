@@ -8,11 +8,12 @@
  * @module
  */
 
-import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
+import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
 import { SUBSCRIPTION_ID_KEY, type UpstreamClient, UpstreamFailure } from "../upstream/session.ts";
 import { BridgeError, fromUpstreamError } from "./errors.ts";
 import { formatLimit, type Limits } from "./limits.ts";
 import type { Logger } from "./log.ts";
+import { CANCEL_REASONS } from "./pending.ts";
 
 /** The four events that the client gets, with the list that each belongs to. */
 const LIST_EVENTS = {
@@ -52,7 +53,7 @@ export interface ListenerOptions {
   readonly log: Logger;
   readonly lists: DeclaredLists;
   /** Writes a message for the client. */
-  readonly write: (message: JsonObject) => void;
+  readonly write: (message: Message) => void;
   /** The log level of the client, for the `_meta` of each stream. */
   readonly logLevel: () => string | undefined;
 }
@@ -164,7 +165,7 @@ export class Listener {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     const ends = [...this.#streams].map((stream) => {
-      stream.controller.abort("the client closed the connection");
+      stream.controller.abort(CANCEL_REASONS.closed);
       return stream.ended;
     });
     await Promise.allSettled(ends);

@@ -13,6 +13,21 @@
 
 import type { ErrorObject, Json, RequestId } from "../jsonrpc/message.ts";
 
+/**
+ * The reason of a cancellation tells which event occurred. The same reasons
+ * go to the upstream server when the bridge cancels one of its requests.
+ */
+export const CANCEL_REASONS = {
+  /** The client canceled the original request. */
+  client: "the client canceled the request",
+  /** The input ended. */
+  closed: "the client closed the connection",
+  /** The upstream server stopped. */
+  upstream: "the upstream server stopped",
+  /** The client did not answer in time. */
+  timeout: "no answer in time",
+} as const;
+
 /** What the client answered. */
 export type Answer =
   | { readonly kind: "result"; readonly result: Json }

@@ -25,6 +25,12 @@ const UPDATED = "notifications/resources/updated";
 const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 const EVENTS: ReadonlySet<string> = new Set([...Object.values(LIST_EVENTS), UPDATED]);
 
+/** Why the bridge cancels a stream (the reason goes upstream). */
+const STREAM_CANCEL = {
+  changed: "the subscriptions changed",
+  ackTimeout: "no acknowledgment in time",
+} as const;
+
 /** The lists whose changes the initialize result declares. */
 export type DeclaredLists = ReadonlySet<keyof typeof LIST_EVENTS>;
 
@@ -122,6 +128,8 @@ export class Listener {
   #lostRetries = 0;
   #streamCount = 0;
   #closed = false;
+  /** The stream that served the client was lost, and no stream has replaced it yet. */
+  #lost = false;
   #timers = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(options: ListenerOptions) {
@@ -187,11 +195,12 @@ export class Listener {
       this.#uris = next;
       const old = this.#active;
       this.#active = undefined;
-      old?.controller.abort("the subscriptions changed");
+      old?.controller.abort(STREAM_CANCEL.changed);
       return done();
     }
     if (this.#closed) throw BridgeError.of("not_connected");
-    const stream = this.#open(next, false, () => {
+    // After a loss, the stream of a change also closes a gap.
+    const stream = this.#open(next, this.#lost, () => {
       // At its first acknowledgment the new stream is active: the response goes out now.
       this.#uris = next;
       done();
@@ -199,7 +208,7 @@ export class Listener {
     const first = await stream.firstAck;
     if (first === "ack") return;
     if (first === "timeout") {
-      stream.controller.abort("no acknowledgment in time");
+      stream.controller.abort(STREAM_CANCEL.ackTimeout);
       throw BridgeError.of(
         "timeout",
         `method: subscriptions/listen, limit: ${formatLimit(this.#o.limits.listen_ack_timeout_ms)}`,
@@ -234,7 +243,7 @@ export class Listener {
         }`,
       );
       resolveAck("timeout");
-      controller.abort("no acknowledgment in time");
+      controller.abort(STREAM_CANCEL.ackTimeout);
     }, limits.listen_ack_timeout_ms);
     const level = this.#o.logLevel();
     const request = session.request("subscriptions/listen", {
@@ -251,9 +260,10 @@ export class Listener {
             onFirstAck?.();
             const old = this.#active;
             this.#active = stream;
+            this.#lost = false;
             resolveAck("ack");
             if (stream.afterLoss) this.#gapEvents();
-            if (old && old !== stream) old.controller.abort("the subscriptions changed");
+            if (old && old !== stream) old.controller.abort(STREAM_CANCEL.changed);
           } else if (this.#active === stream) {
             this.#gapEvents();
           }
@@ -277,7 +287,7 @@ export class Listener {
 
   #classify(error: unknown, signal: AbortSignal): { end: StreamEnd; error: BridgeError } {
     if (signal.aborted) {
-      const timeout = signal.reason === "no acknowledgment in time";
+      const timeout = signal.reason === STREAM_CANCEL.ackTimeout;
       return { end: timeout ? "retry" : "stop", error: BridgeError.of("invalid_response") };
     }
     if (error instanceof UpstreamFailure) {
@@ -304,7 +314,10 @@ export class Listener {
       this.#lostRetries = 0;
     }
     const wasActive = this.#active === stream;
-    if (wasActive) this.#active = undefined;
+    if (wasActive) {
+      this.#active = undefined;
+      this.#lost = true;
+    }
     // Only the loss of the stream that serves the client opens a new one; a
     // stream of a change that failed leaves the old stream in place.
     if (!wasActive && stream.acks > 0) return;

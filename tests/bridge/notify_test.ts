@@ -72,3 +72,34 @@ Deno.test("no acknowledgment in the limit: the stream is canceled and a new one 
   strictEqual(t.logs.some((l) => l.includes("no acknowledgment in 100 ms")), true);
   strictEqual(await t.close(), 0);
 });
+
+Deno.test("a stream that lives the healthy time after its acknowledgment resets the wait", async () => {
+  const t = startFrontend(
+    {
+      listen_backoff_ms: 20,
+      listen_max_backoff_ms: 1000,
+      listen_healthy_ms: 300,
+      max_lost_stream_retries: 10,
+    },
+    RAW_SERVER("listen"),
+  );
+  await t.initialize();
+  await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await t.next(); // the events of the first acknowledgment
+  await t.next();
+  const waits = () =>
+    t.logs.filter((l) => l.includes("a new stream opens in")).map((l) =>
+      l.split(" in ").at(-1)!.trim()
+    );
+  const lose = async (id: string) => {
+    await t.call(id, "end_listens");
+    await t.next(); // the events of the new stream's acknowledgment
+    await t.next();
+  };
+  await lose("a"); // short life: 20 ms
+  await lose("b"); // short life: 40 ms
+  await new Promise((r) => setTimeout(r, 400)); // this stream lives past the healthy time
+  await lose("c");
+  deepStrictEqual(waits(), ["20 ms", "40 ms", "20 ms"]);
+  strictEqual(await t.close(), 0);
+});

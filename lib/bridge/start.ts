@@ -12,7 +12,7 @@ import { BridgeError } from "./errors.ts";
 import { mapDiscoverFailure } from "./failures.ts";
 import { formatLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
-import { upstreamCapabilities } from "./translate.ts";
+import { upstreamCapabilities, upstreamClientInfo } from "./translate.ts";
 
 /** What the start needs. */
 export interface StartOptions {
@@ -45,7 +45,7 @@ export async function startUpstream(options: StartOptions): Promise<Started> {
     return { kind: "failed", error: BridgeError.of("spawn_failed"), stopped: Promise.resolve() };
   }
   const session = new UpstreamClient(link, {
-    clientInfo: options.clientInfo,
+    clientInfo: upstreamClientInfo(options.clientInfo),
     capabilities: upstreamCapabilities(options.capabilities),
     onLogMessage: options.onLogMessage,
     debug: (message) => log.debug(message),

@@ -80,6 +80,24 @@ export function upstreamCapabilities(client: Json | undefined): JsonObject {
   return out;
 }
 
+/**
+ * The clientInfo for the upstream server: the members of an Implementation
+ * that have its shape (name, version, title, description, websiteUrl, valid
+ * icons). A member without the shape is dropped, so that the `_meta`
+ * envelope of each request stays valid.
+ */
+export function upstreamClientInfo(info: JsonObject): JsonObject {
+  const out: JsonObject = { name: info.name ?? "", version: info.version ?? "" };
+  for (const key of ["title", "description", "websiteUrl"] as const) {
+    if (typeof info[key] === "string") out[key] = info[key];
+  }
+  if (Array.isArray(info.icons)) {
+    const icons = info.icons.filter(isIcon);
+    if (icons.length > 0) out.icons = icons;
+  }
+  return out;
+}
+
 /** The members of the discover capabilities that the initialize result keeps. */
 const SERVER_CAPABILITIES = [
   "tools",

@@ -8,6 +8,7 @@ import {
   serverInfo,
   setLevelParams,
   upstreamCapabilities,
+  upstreamClientInfo,
 } from "../../lib/bridge/translate.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 
@@ -207,4 +208,18 @@ Deno.test("modern _meta, initialize params and setLevel params", () => {
     undefined,
     undefined,
   ]);
+});
+
+Deno.test("clientInfo for the upstream keeps the members that have the shape of an Implementation", () => {
+  deepStrictEqual(
+    upstreamClientInfo({
+      name: "Visual Studio Code",
+      version: "1.99.0",
+      title: "VS Code",
+      websiteUrl: 5,
+      icons: [{ src: "data:x" }, { nope: true }],
+      extra: { a: 1 },
+    }),
+    { name: "Visual Studio Code", version: "1.99.0", title: "VS Code", icons: [{ src: "data:x" }] },
+  );
 });

@@ -484,3 +484,19 @@ Deno.test("the request-state rule: tools/call gets an isError result, prompts/ge
     true,
   );
 });
+
+Deno.test("the upstream stops while the bridge waits for answers: questions canceled, the request gets upstream_exited", async () => {
+  await using bridge = await startRaw();
+  await bridge.request(2, "tools/call", {
+    name: "ask",
+    arguments: { sequence: [{ dieAfterMs: 200, requests: { a: ROOTS } }] },
+  });
+  strictEqual((await bridge.next())?.id, "b-1");
+  deepStrictEqual(await bridge.next(), {
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: "b-1", reason: "the upstream server stopped" },
+  });
+  deepStrictEqual(errorData(await bridge.next()), { cause: "upstream_exited" });
+  strictEqual(await bridge.exit(), 1);
+});

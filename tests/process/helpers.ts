@@ -4,6 +4,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const DENO = Deno.execPath();
@@ -13,6 +14,16 @@ export const RAW_SERVER = (
 ): string[] => [DENO, "run", "-A", `${ROOT}tests/fixtures/raw_server.ts`, mode];
 
 const enc = new TextEncoder();
+
+/** The transport of the v1 SDK client (as VS Code runs it) to the real bridge in front of `upstream`. */
+export function bridgeTransport(upstream: string[], options: string[] = []): StdioClientTransport {
+  return new StdioClientTransport({
+    command: DENO,
+    args: ["run", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
+    cwd: ROOT,
+    stderr: "pipe",
+  });
+}
 
 /** The bridge as a child process, with line access to its stdout. */
 export class BridgeProcess implements AsyncDisposable {

@@ -2,14 +2,13 @@
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   CreateMessageRequestSchema,
   ElicitationCompleteNotificationSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { BridgeProcess, DENO, RAW_SERVER, ROOT } from "./helpers.ts";
+import { BridgeProcess, bridgeTransport, RAW_SERVER } from "./helpers.ts";
 
 type Obj = Record<string, unknown>;
 const FORM = {
@@ -36,12 +35,7 @@ const SAMPLING = {
 const ALL_CAPS = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
 async function legacyClient(capabilities: Obj, events: unknown[]): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: DENO,
-    args: ["run", "-P", `${ROOT}main.ts`, "--", ...RAW_SERVER("ok")],
-    cwd: ROOT,
-    stderr: "pipe",
-  });
+  const transport = bridgeTransport(RAW_SERVER("ok"));
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities });
   client.setRequestHandler(ElicitRequestSchema, (request: { params: Obj }) => {
     events.push(["elicit", request.params]);

@@ -2,16 +2,10 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { DENO, MODERN_SERVER, RAW_SERVER, ROOT } from "./helpers.ts";
+import { bridgeTransport, MODERN_SERVER, RAW_SERVER } from "./helpers.ts";
 
 async function connect(upstream: string[], options: string[] = []): Promise<Client> {
-  const transport = new StdioClientTransport({
-    command: DENO,
-    args: ["run", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
-    cwd: ROOT,
-    stderr: "pipe",
-  });
+  const transport = bridgeTransport(upstream, options);
   const client = new Client({ name: "vscode-like", version: "1.0.0" }, {
     capabilities: { roots: {} },
   });

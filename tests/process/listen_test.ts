@@ -2,13 +2,12 @@
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   PromptListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { BridgeProcess, DENO, MODERN_SERVER, RAW_SERVER, ROOT } from "./helpers.ts";
+import { BridgeProcess, bridgeTransport, MODERN_SERVER, RAW_SERVER } from "./helpers.ts";
 
 type Obj = Record<string, unknown>;
 const TOOLS_CHANGED = { jsonrpc: "2.0", method: "notifications/tools/list_changed" };
@@ -221,12 +220,7 @@ Deno.test("the end of the input cancels the streams", async () => {
 });
 
 Deno.test("v1 client gets list changes and resource updates through resources/subscribe", async () => {
-  const transport = new StdioClientTransport({
-    command: DENO,
-    args: ["run", "-P", `${ROOT}main.ts`, "--", ...RAW_SERVER("listen")],
-    cwd: ROOT,
-    stderr: "pipe",
-  });
+  const transport = bridgeTransport(RAW_SERVER("listen"));
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
   const seen: string[] = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));
@@ -257,12 +251,7 @@ Deno.test("v1 client gets list changes and resource updates through resources/su
 });
 
 Deno.test("v1 client and an SDK v2 server: list changes and resource updates of a real listen stream", async () => {
-  const transport = new StdioClientTransport({
-    command: DENO,
-    args: ["run", "-P", `${ROOT}main.ts`, "--", ...MODERN_SERVER],
-    cwd: ROOT,
-    stderr: "pipe",
-  });
+  const transport = bridgeTransport(MODERN_SERVER);
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
   const seen: string[] = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));

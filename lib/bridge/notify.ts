@@ -322,7 +322,11 @@ export class Listener {
     // stream of a change that failed leaves the old stream in place.
     if (!wasActive && stream.acks > 0) return;
     if (!wasActive && this.#active !== undefined) return;
-    if (this.#closed || end === "stop" || this.#o.session.end !== undefined) {
+    if (this.#closed) {
+      log.debug(`listen stream ${stream.n} ended at the close`);
+      return;
+    }
+    if (end === "stop" || this.#o.session.end !== undefined) {
       log.info(
         `listen stream ${stream.n} ended; the next change of the subscriptions opens a new one`,
       );

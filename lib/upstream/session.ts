@@ -181,7 +181,8 @@ export class UpstreamClient {
           : { code: error.code as number, message: error.message, data: error.data };
         this.#settle(id, (p) => p.reject(new UpstreamFailure("rpc", obj)));
       } else {
-        this.#settle(id, (p) => p.reject(new UpstreamFailure("invalid_response")));
+        // An error without an error object: the cause rpc of the table.
+        this.#settle(id, (p) => p.reject(new UpstreamFailure("rpc")));
       }
     } else if (Object.hasOwn(msg, "result")) {
       this.#settle(id, (p) => p.resolve(msg.result ?? null));

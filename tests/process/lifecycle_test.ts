@@ -202,6 +202,12 @@ Deno.test("upstream errors: -32042 becomes -32603 without data; others pass unch
     message: "custom failure",
     data: { k: 1 },
   });
+  await bridge.request(4, "tools/call", { name: "bad_error" });
+  deepStrictEqual((await bridge.response(4)).error, {
+    code: -32603,
+    message: "The upstream server sent an error. See the Output channel of the server.",
+    data: { cause: "rpc" },
+  });
 });
 
 Deno.test("the client never gets an upstream notifications/cancelled or a notification of no request", async () => {

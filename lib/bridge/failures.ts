@@ -52,6 +52,8 @@ export function mapDiscoverFailure(error: unknown, limit: string): BridgeError {
         return BridgeError.of("discover_failed", "the upstream server process stopped");
       case "invalid_response":
         return BridgeError.of("discover_failed", "the response is not valid");
+      case "rpc":
+        return BridgeError.of("discover_failed", "the error has no error object");
       case "transport_failed":
         return BridgeError.of("discover_failed", "the connection failed");
     }

@@ -7,26 +7,15 @@
 
 import type { Frame } from "../jsonrpc/framer.ts";
 import { type IdScan, isBridgeId, scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
-import {
-  type ErrorObject,
-  isObject,
-  isRequestId,
-  type Json,
-  type RequestId,
-} from "../jsonrpc/message.ts";
-import { classify, parseLine } from "../jsonrpc/parse.ts";
+import { type ErrorObject, isObject, isRequestId, type RequestId } from "../jsonrpc/message.ts";
+import { type Classified, classify, parseLine } from "../jsonrpc/parse.ts";
 import { BridgeError } from "./errors.ts";
 import type { Answer } from "./pending.ts";
 
 /** One frame of the client, classified. */
 export type Inbound =
-  | {
-    readonly kind: "request";
-    readonly id: RequestId;
-    readonly method: string;
-    readonly params: Json | undefined;
-  }
-  | { readonly kind: "notification"; readonly method: string; readonly params: Json | undefined }
+  /** A request or a notification, as {@linkcode classify} gives it. */
+  | Extract<Classified, { readonly kind: "request" | "notification" }>
   /** An answer to a request of the bridge (an id with the prefix), valid or not. */
   | { readonly kind: "answer"; readonly id: string; readonly answer: Answer }
   /** A line that gets an error response. */

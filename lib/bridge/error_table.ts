@@ -217,8 +217,3 @@ export const ERROR_TABLE = {
 
 /** The name of a cause of the error table. */
 export type Cause = keyof typeof ERROR_TABLE;
-
-/** True for a string that names a cause of the table. */
-export function isCause(value: unknown): value is Cause {
-  return typeof value === "string" && Object.hasOwn(ERROR_TABLE, value);
-}

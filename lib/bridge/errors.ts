@@ -65,16 +65,6 @@ export class BridgeError extends Error {
     return new BridgeError(code, message, data);
   }
 
-  /** The `cause` in `data`, when the error comes from the table. */
-  get causeName(): Cause | undefined {
-    const data = this.data;
-    if (typeof data === "object" && data !== null && !Array.isArray(data)) {
-      const cause = data.cause;
-      if (typeof cause === "string" && Object.hasOwn(ERROR_TABLE, cause)) return cause as Cause;
-    }
-    return undefined;
-  }
-
   /** The error object of a JSON-RPC response. */
   toJSON(): ErrorObject {
     return this.data === undefined

@@ -57,18 +57,3 @@ export function isRequestId(value: unknown): value is RequestId {
 export function idKey(id: RequestId): string {
   return typeof id === "string" ? `s:${id}` : `n:${id}`;
 }
-
-/** Builds a result response. */
-export function resultResponse(id: RequestId, result: Json): Response {
-  return { jsonrpc: "2.0", id, result };
-}
-
-/** Builds an error response. */
-export function errorResponse(id: RequestId | null, error: ErrorObject): Response {
-  return { jsonrpc: "2.0", id, error };
-}
-
-/** Builds a notification. */
-export function notification(method: string, params?: JsonObject): Notification {
-  return params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params };
-}

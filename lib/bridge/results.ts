@@ -104,16 +104,9 @@ function keepDataIcons(item: Json): void {
   else delete item.icons;
 }
 
-const LIST_ITEMS: Readonly<Record<string, string>> = {
-  "tools/list": "tools",
-  "prompts/list": "prompts",
-  "resources/list": "resources",
-  "resources/templates/list": "resourceTemplates",
-};
-
 /** The icon rule of a remote upstream server: only data: icons reach the client. */
 export function filterIcons(method: string, result: JsonObject): void {
-  const itemsKey = LIST_ITEMS[method];
+  const itemsKey = LIST_METHODS.get(method);
   if (itemsKey !== undefined) {
     const items = result[itemsKey];
     if (Array.isArray(items)) items.forEach(keepDataIcons);

@@ -21,12 +21,12 @@ export const FORWARDED_METHODS: ReadonlySet<string> = new Set([
   "completion/complete",
 ]);
 
-/** The methods whose results are pages with `nextCursor`. */
-export const LIST_METHODS: ReadonlySet<string> = new Set([
-  "tools/list",
-  "prompts/list",
-  "resources/list",
-  "resources/templates/list",
+/** The methods whose results are pages with `nextCursor`, and the member of their items. */
+export const LIST_METHODS: ReadonlyMap<string, string> = new Map([
+  ["tools/list", "tools"],
+  ["prompts/list", "prompts"],
+  ["resources/list", "resources"],
+  ["resources/templates/list", "resourceTemplates"],
 ]);
 
 /** The Tasks extension; the bridge declares no tasks in either direction. */

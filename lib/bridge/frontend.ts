@@ -25,8 +25,8 @@ import { UpstreamClient } from "../upstream/session.ts";
 import type { Cause } from "./error_table.ts";
 import { BridgeError } from "./errors.ts";
 import { startUpstream } from "./start.ts";
-import { type Declared, declaredOf } from "./input_checks.ts";
-import { runRounds } from "./input.ts";
+import { declaredOf } from "./input_checks.ts";
+import { type RoundEnv, runRounds } from "./input.ts";
 import { CANCEL_REASONS, PendingTable } from "./pending.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { type ListenDeclared, listenDeclared, Listener } from "./notify.ts";
@@ -83,7 +83,8 @@ export class Frontend {
   #upstreamStopped = false;
   #resultContext: ResultContext | undefined;
   #pending: PendingTable;
-  #declared: Declared = declaredOf(undefined);
+  /** What the input rounds of every forwarded request share; set in ready. */
+  #rounds: RoundEnv | undefined;
   #elicitations = 0;
   #listener: Listener | undefined;
   #listen: ListenDeclared = { lists: new Set(), subscribe: false };
@@ -293,7 +294,6 @@ export class Frontend {
       return;
     }
     const { log, limits, profile, fallback } = this.#options;
-    this.#declared = declaredOf(params.capabilities);
     this.#spawn(async () => {
       const started = await startUpstream({
         connect: this.#options.connect,
@@ -316,6 +316,16 @@ export class Frontend {
       const icons = session.link.isRemote ? "data_only" : "all";
       this.#listen = listenDeclared(discover.capabilities);
       this.#session = session;
+      this.#rounds = {
+        session,
+        limits,
+        log,
+        declared: declaredOf(params.capabilities),
+        pending: this.#pending,
+        write: (message) => this.#write(message),
+        nextElicitationId: () => `elicitation-${++this.#elicitations}`,
+        logLevel: () => this.#level,
+      };
       this.#resultContext = { quirks: profile.quirks, icons, log };
       // The state is ready before the result goes out: the next requests can come at once.
       this.#state = "ready";
@@ -348,9 +358,9 @@ export class Frontend {
   }
 
   #forward(id: RequestId, method: string, rawParams: Json | undefined): void {
-    const session = this.#session;
+    const rounds = this.#rounds;
     const flight = this.#track(id, method);
-    if (!flight || !session) return;
+    if (!flight || !rounds) return;
     const { limits, profile } = this.#options;
     const { params, meta } = forwardParams(rawParams);
     const token = progressToken(meta);
@@ -358,20 +368,10 @@ export class Frontend {
       ? undefined
       : new ProgressRelay(token, limits.max_progress_per_second, (n) => this.#write(n));
     const passMeta = passthroughMeta(meta, profile.meta_passthrough);
-    const env = {
-      session,
-      limits,
-      log: this.#options.log,
-      declared: this.#declared,
-      pending: this.#pending,
-      write: (message: Message) => this.#write(message),
-      nextElicitationId: () => `elicitation-${++this.#elicitations}`,
-      logLevel: () => this.#level,
-    };
     this.#spawn(async () => {
       let outcome;
       try {
-        outcome = await runRounds(env, method, params, {
+        outcome = await runRounds(rounds, method, params, {
           signal: flight.controller.signal,
           ...(relay && { onProgress: (p) => relay.relay(p) }),
           ...(passMeta && { meta: passMeta }),

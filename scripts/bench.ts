@@ -20,7 +20,7 @@ import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
 const UPSTREAM = [deno, "run", "-A", `${root}tests/fixtures/modern_server.ts`];
-const BRIDGE = [deno, "run", "-P", `${root}main.ts`, "--log-level", "error", "--"];
+const BRIDGE = [deno, "run", "-q", "-P", `${root}main.ts`, "--log-level", "error", "--"];
 /** The floor of one more process: a relay that copies bytes and reads nothing. */
 const RELAY = [deno, "run", "--allow-run", `${root}scripts/bench_relay.ts`];
 const enc = new TextEncoder();

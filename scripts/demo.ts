@@ -25,7 +25,7 @@ out(
 
 const transport = new StdioClientTransport({
   command: deno,
-  args: ["run", "-P", `${root}main.ts`, "--", deno, "run", `${root}scripts/demo_server.ts`],
+  args: ["run", "-q", "-P", `${root}main.ts`, "--", deno, "run", `${root}scripts/demo_server.ts`],
   cwd: root,
   stderr: "inherit",
 });

@@ -60,6 +60,14 @@ export class BridgeError extends Error {
     return new BridgeError(error.code, error.message, error.data);
   }
 
+  /**
+   * The answer of a request whose handling threw: -32603 with a fixed
+   * message that holds no detail of the exception.
+   */
+  static internal(): BridgeError {
+    return new BridgeError(CODES.INTERNAL_ERROR, "Internal error", undefined);
+  }
+
   /** An error with its own code and message (the request-state rule). */
   static custom(code: number, message: string, data?: Json): BridgeError {
     return new BridgeError(code, message, data);

@@ -1,34 +1,65 @@
 /**
- * How a failed upstream request becomes the error of the client.
+ * How an upstream failure becomes the error of the client: the only place
+ * that maps an {@linkcode UpstreamFailure} to a {@linkcode BridgeError}.
  *
  * @module
  */
 
-import { UpstreamFailure } from "../upstream/session.ts";
-import { CODES } from "./error_table.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
+import { type Cause, CODES, ERROR_TABLE } from "./error_table.ts";
 import { BridgeError, fromUpstreamError, RESERVED_URL_CODE } from "./errors.ts";
+
+/** The detail of a failed request to an upstream server at a URL. */
+export function statusDetail(status: number | undefined): string | undefined {
+  return status === undefined ? undefined : `HTTP status ${status}`;
+}
+
+/** A sign-in cause of the error table, or undefined for a name the table lacks. */
+function signInError(failure: UpstreamFailure): BridgeError {
+  const info = failure.signIn;
+  if (info && Object.hasOwn(ERROR_TABLE, info.cause) && info.cause !== "canceled") {
+    const cause = info.cause as Exclude<Cause, "canceled">;
+    return BridgeError.of(cause, info.detail ?? statusDetail(failure.status), info.placeholders);
+  }
+  return BridgeError.of("sign_in_failed", info?.detail);
+}
 
 /**
  * The error for a forwarded request: the upstream error unchanged (but
  * -32042), or the cause of the table. `limit` is the text of the time limit.
+ *
+ * @example
+ * ```ts
+ * import { mapUpstreamFailure } from "./failures.ts";
+ * import { UpstreamFailure } from "../upstream/failure.ts";
+ * const error = mapUpstreamFailure(new UpstreamFailure("transport_failed", { status: 404 }), "tools/list", "120 s");
+ * if ((error.data as { detail: string }).detail !== "HTTP status 404") throw new Error();
+ * ```
  */
 export function mapUpstreamFailure(error: unknown, method: string, limit: string): BridgeError {
   if (!(error instanceof UpstreamFailure)) {
     return BridgeError.of(error instanceof RangeError ? "out_of_memory" : "transport_failed");
   }
+  const status = statusDetail(error.status);
   switch (error.kind) {
     case "rpc":
-      return error.error ? fromUpstreamError(error.error) : BridgeError.of("rpc");
+      return error.error ? fromUpstreamError(error.error) : BridgeError.of("rpc", status);
     case "timeout":
       return BridgeError.of("timeout", `method: ${method}, limit: ${limit}`);
     case "exited":
       return BridgeError.of("upstream_exited");
     case "closed":
-      return BridgeError.of("closed");
+      return BridgeError.of("closed", status);
     case "transport_failed":
-      return BridgeError.of("transport_failed");
+      return BridgeError.of("transport_failed", status);
     case "invalid_response":
-      return BridgeError.of("invalid_response");
+      return BridgeError.of("invalid_response", status);
+    case "spawn_failed":
+      return BridgeError.of("spawn_failed");
+    case "connect_failed":
+      return BridgeError.of("connect_failed");
+    case "sign_in":
+      return signInError(error);
     case "canceled":
       // Only the bridge cancels without the client; the client sees a closed request.
       return BridgeError.of("closed");
@@ -38,25 +69,33 @@ export function mapUpstreamFailure(error: unknown, method: string, limit: string
 /**
  * The error for a failed server/discover: the cause discover_failed, with
  * the upstream code (but -32042, which becomes -32603) and the upstream
- * message as the detail, or `no response in <limit>`.
+ * message as the detail, or `no response in <limit>`. A start that failed
+ * keeps its own cause (spawn_failed, connect_failed, a sign-in cause).
  */
 export function mapDiscoverFailure(error: unknown, limit: string): BridgeError {
-  if (error instanceof UpstreamFailure && error.kind === "rpc" && error.error) {
-    const code = error.error.code === RESERVED_URL_CODE ? CODES.INTERNAL_ERROR : error.error.code;
-    return BridgeError.withCode("discover_failed", code, error.error.message);
+  if (!(error instanceof UpstreamFailure)) {
+    return BridgeError.of("discover_failed", `no response in ${limit}`);
   }
-  if (error instanceof UpstreamFailure) {
-    switch (error.kind) {
-      case "exited":
-      case "closed":
-        return BridgeError.of("discover_failed", "the upstream server process stopped");
-      case "invalid_response":
-        return BridgeError.of("discover_failed", "the response is not valid");
-      case "rpc":
-        return BridgeError.of("discover_failed", "the error has no error object");
-      case "transport_failed":
-        return BridgeError.of("discover_failed", "the connection failed");
+  const status = statusDetail(error.status);
+  switch (error.kind) {
+    case "rpc": {
+      if (!error.error) return BridgeError.of("discover_failed", "the error has no error object");
+      const code = error.error.code === RESERVED_URL_CODE ? CODES.INTERNAL_ERROR : error.error.code;
+      return BridgeError.withCode("discover_failed", code, error.error.message);
     }
+    case "exited":
+    case "closed":
+      return BridgeError.of("discover_failed", status ?? "the upstream server process stopped");
+    case "invalid_response":
+      return BridgeError.of("discover_failed", status ?? "the response is not valid");
+    case "transport_failed":
+      return BridgeError.of("discover_failed", status ?? "the connection failed");
+    case "spawn_failed":
+    case "connect_failed":
+    case "sign_in":
+      return mapUpstreamFailure(error, "server/discover", limit);
+    case "timeout":
+    case "canceled":
+      return BridgeError.of("discover_failed", `no response in ${limit}`);
   }
-  return BridgeError.of("discover_failed", `no response in ${limit}`);
 }

@@ -15,6 +15,8 @@ export interface Flight {
   readonly controller: AbortController;
   /** Canceled by the client or by the end of the input: it gets no response. */
   canceled: boolean;
+  /** Its one response went out. */
+  answered: boolean;
 }
 
 /** The table of the requests in flight. */
@@ -37,7 +39,13 @@ export class Flights {
     if (this.#flights.has(key)) {
       return BridgeError.of("invalid_request_shape", "the id belongs to a request in flight");
     }
-    const flight: Flight = { id, method, controller: new AbortController(), canceled: false };
+    const flight: Flight = {
+      id,
+      method,
+      controller: new AbortController(),
+      canceled: false,
+      answered: false,
+    };
     this.#flights.set(key, flight);
     return flight;
   }

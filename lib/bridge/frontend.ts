@@ -20,9 +20,10 @@ import {
   type RequestId,
 } from "../jsonrpc/message.ts";
 import { MessageWriter } from "../jsonrpc/writer.ts";
-import type { UpstreamLink } from "../upstream/link.ts";
-import { UpstreamClient } from "../upstream/session.ts";
-import type { Cause } from "./error_table.ts";
+import type { Connect } from "../upstream/link.ts";
+import type { UpstreamClient } from "../upstream/client.ts";
+import { failureOfEnd } from "../upstream/failure.ts";
+import { mapUpstreamFailure } from "./failures.ts";
 import { BridgeError } from "./errors.ts";
 import { startUpstream } from "./start.ts";
 import { declaredOf } from "./input_checks.ts";
@@ -60,8 +61,8 @@ export interface FrontendOptions {
   readonly log: Logger;
   /** serverInfo when the upstream server gives none. */
   readonly fallback: Fallback;
-  /** Starts the upstream server. A throw is a spawn failure. */
-  readonly connect: () => UpstreamLink;
+  /** Makes the upstream link; a rejection is spawn_failed or connect_failed. */
+  readonly connect: Connect;
   /** Where the messages for the client go. */
   readonly output: WritableStream<Uint8Array>;
 }
@@ -71,11 +72,8 @@ export class Frontend {
   #options: FrontendOptions;
   #writer: MessageWriter;
   #state: State = "awaiting_initialize";
-  /** Why the state is closing: the end of the input, or the loss of the upstream. */
-  #closingCause:
-    | "input_ended"
-    | Extract<Cause, "upstream_exited" | "transport_failed" | "closed">
-    | undefined;
+  /** The error of each later request after the loss of the upstream; none after the end of the input. */
+  #closingError: BridgeError | undefined;
   #session: UpstreamClient | undefined;
   #flights: Flights;
   #tasks = new Set<Promise<void>>();
@@ -112,7 +110,7 @@ export class Frontend {
       await readFrames(
         input,
         { maxLineBytes: this.#options.limits.max_line_bytes },
-        (frame) => this.#onFrame(frame),
+        (frame) => this.accept(frame),
         signal,
       );
     } catch (error) {
@@ -134,15 +132,40 @@ export class Frontend {
     this.#write({ jsonrpc: "2.0", id, error: error.toJSON() });
   }
 
-  /** Runs a task of the connection; shutdown waits for it. */
-  #spawn(task: () => Promise<void>): void {
+  /**
+   * Runs a task of the connection; shutdown waits for it. A task of a
+   * request names its flight: when the task throws, the request still gets
+   * its one response, -32603 with a fixed message (the stack goes to the log
+   * only), unless it was canceled.
+   */
+  #spawn(task: () => Promise<void>, flight?: Flight): void {
     const promise = task().catch((error) => {
       this.#options.log.error(
-        `internal error: ${error instanceof Error ? error.message : String(error)}`,
+        `internal error: ${
+          error instanceof Error ? (error.stack ?? error.message) : String(error)
+        }`,
       );
+      if (flight && !flight.canceled && !flight.answered) {
+        flight.answered = true;
+        this.#fail(flight.id, BridgeError.internal());
+      }
     }).finally(() => this.#tasks.delete(promise));
     this.#tasks.add(promise);
   }
+
+  /**
+   * Handles one frame of the client, as the reader of {@linkcode run} does;
+   * the embedded bridge gives the first line it has read this way. Returns a
+   * promise while the output waits for the client: the caller reads the next
+   * frame after it settles. After the last frame, call {@linkcode shutdown}.
+   */
+  accept(frame: Frame): Promise<void> | undefined {
+    this.#onFrame(frame);
+    return this.#writer.hold();
+  }
+
+  /** The back pressure of the output, for the readers of the upstream link. */
+  #hold = (): Promise<void> | undefined => this.#writer.hold();
 
   #onFrame(frame: Frame): void {
     const { limits, profile, log } = this.#options;
@@ -207,9 +230,7 @@ export class Frontend {
     }
     if (this.#state === "closing") {
       // After the end of the input nothing more is read; after the loss of the upstream:
-      if (this.#closingCause !== "input_ended" && this.#closingCause !== undefined) {
-        this.#fail(id, BridgeError.of(this.#closingCause));
-      }
+      if (this.#closingError) this.#fail(id, this.#closingError);
       return;
     }
     if (method === "initialize") {
@@ -265,7 +286,7 @@ export class Frontend {
     }
     listener.change(params.uri, add, (outcome) => {
       // After the end of the input, a request gets no response.
-      if (this.#closingCause === "input_ended") return;
+      if (this.#state === "closing" && !this.#closingError) return;
       if ("result" in outcome) this.#reply(id, outcome.result);
       else this.#fail(id, outcome.error);
     });
@@ -303,13 +324,17 @@ export class Frontend {
         signal: flight.controller.signal,
         log,
         onLogMessage: (message) => this.#onUpstreamLog(message),
+        hold: this.#hold,
       });
       this.#flights.remove(flight);
       if (started.kind !== "ready") {
         // The failure path: the upstream stops, the state goes back, then the error.
         this.#spawn(() => started.stopped);
         this.#state = "awaiting_initialize";
-        if (started.kind === "failed" && !flight.canceled) this.#fail(id, started.error);
+        if (started.kind === "failed" && !flight.canceled) {
+          flight.answered = true;
+          this.#fail(id, started.error);
+        }
         return;
       }
       const { session, discover } = started;
@@ -331,19 +356,16 @@ export class Frontend {
       this.#state = "ready";
       // Not a task of the shutdown: it ends with the upstream.
       this.#watchUpstream(session);
+      flight.answered = true;
       this.#reply(id, initializeResult(profile, discover, fallback, icons));
-    });
+    }, flight);
   }
 
   async #watchUpstream(session: UpstreamClient): Promise<void> {
     const end = await session.done;
     if (this.#state === "closing") return; // the bridge closed it
     this.#state = "closing";
-    this.#closingCause = end.kind === "exited"
-      ? "upstream_exited"
-      : end.kind === "failed"
-      ? "transport_failed"
-      : "closed";
+    this.#closingError = mapUpstreamFailure(failureOfEnd(end), "", "");
     this.#upstreamStopped = true;
     this.#options.log.error(
       end.kind === "exited"
@@ -382,9 +404,15 @@ export class Frontend {
         this.#flights.remove(flight);
       }
       if (flight.canceled || outcome.kind === "canceled") return;
-      if (outcome.kind === "error") this.#fail(id, outcome.error);
-      else this.#reply(id, applyResultRules(method, outcome.result, this.#resultContext!));
-    });
+      if (outcome.kind === "error") {
+        flight.answered = true;
+        this.#fail(id, outcome.error);
+        return;
+      }
+      const result = applyResultRules(method, outcome.result, this.#resultContext!);
+      flight.answered = true;
+      this.#reply(id, result);
+    }, flight);
   }
 
   /**
@@ -393,10 +421,7 @@ export class Frontend {
    * closes the upstream client and the output.
    */
   async shutdown(): Promise<void> {
-    if (this.#state !== "closing") {
-      this.#state = "closing";
-      this.#closingCause = "input_ended";
-    }
+    this.#state = "closing";
     this.#flights.cancelAll(CANCEL_REASONS.closed);
     const listener = this.#listener?.close();
     await this.#waitForTasks(this.#options.limits.shutdown_grace_ms, listener);

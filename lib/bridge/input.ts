@@ -8,11 +8,8 @@
  */
 
 import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
-import {
-  type UpstreamClient,
-  UpstreamFailure,
-  type UpstreamRequestOptions,
-} from "../upstream/session.ts";
+import type { UpstreamClient, UpstreamRequestOptions } from "../upstream/client.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
 import { BridgeError } from "./errors.ts";
 import { mapUpstreamFailure } from "./failures.ts";
 import {

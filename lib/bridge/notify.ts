@@ -9,8 +9,11 @@
  */
 
 import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
-import { SUBSCRIPTION_ID_KEY, type UpstreamClient, UpstreamFailure } from "../upstream/session.ts";
-import { BridgeError, fromUpstreamError } from "./errors.ts";
+import type { UpstreamClient } from "../upstream/client.ts";
+import { SUBSCRIPTION_ID_KEY } from "../upstream/envelope.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
+import { BridgeError } from "./errors.ts";
+import { mapUpstreamFailure } from "./failures.ts";
 import { formatLimit, type Limits } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { CANCEL_REASONS } from "./pending.ts";
@@ -64,8 +67,32 @@ export interface ListenerOptions {
   readonly logLevel: () => string | undefined;
 }
 
-/** How a stream ended. */
-type StreamEnd = "retry" | "stop";
+/**
+ * How a stream ended: a new stream after a wait, one after the next sign-in
+ * (an HTTP 401 or 403), or none until a change of the subscriptions.
+ */
+type StreamEnd = "retry" | "after_sign_in" | "stop";
+
+/**
+ * The rows of "New streams after a loss" for a failure of the upstream
+ * client: a lost connection, a transport failure or an HTTP status of 408,
+ * 429 or 5xx except 501 retries; 401 and 403 wait for the next sign-in; a
+ * child that stopped, an error of the server and each other status stop.
+ */
+export function streamEndOf(failure: UpstreamFailure, session: UpstreamClient): StreamEnd {
+  if (failure.status !== undefined) {
+    const status = failure.status;
+    if (status === 401 || status === 403) return "after_sign_in";
+    if (status === 408 || status === 429 || (status >= 500 && status <= 599 && status !== 501)) {
+      return "retry";
+    }
+    return "stop";
+  }
+  if (failure.kind === "closed" || failure.kind === "transport_failed") {
+    return session.end?.kind === "exited" ? "stop" : "retry";
+  }
+  return "stop";
+}
 
 /** One listen stream. */
 interface Stream {
@@ -291,16 +318,7 @@ export class Listener {
       return { end: timeout ? "retry" : "stop", error: BridgeError.of("invalid_response") };
     }
     if (error instanceof UpstreamFailure) {
-      if (error.kind === "rpc" && error.error) {
-        return { end: "stop", error: fromUpstreamError(error.error) };
-      }
-      if (error.kind === "closed" || error.kind === "transport_failed") {
-        return {
-          end: this.#o.session.end?.kind === "exited" ? "stop" : "retry",
-          error: BridgeError.of(error.kind),
-        };
-      }
-      if (error.kind === "exited") return { end: "stop", error: BridgeError.of("upstream_exited") };
+      return { end: streamEndOf(error, this.#o.session), error: mapUpstreamFailure(error, "", "") };
     }
     return { end: "stop", error: BridgeError.of("invalid_response") };
   }
@@ -324,6 +342,21 @@ export class Listener {
     if (!wasActive && this.#active !== undefined) return;
     if (this.#closed) {
       log.debug(`listen stream ${stream.n} ended at the close`);
+      return;
+    }
+    if (end === "after_sign_in") {
+      const signIn = this.#o.session.link.nextSignIn?.();
+      if (!signIn) {
+        log.info(`listen stream ${stream.n} was refused; the next change opens a new one`);
+        return;
+      }
+      log.info(`listen stream ${stream.n} was refused; a new stream opens after the next sign-in`);
+      signIn.then(() =>
+        this.#enqueue(async () => {
+          if (this.#closed || this.#active !== undefined) return;
+          await this.#open(this.#uris, true).firstAck;
+        })
+      ).catch(() => {});
       return;
     }
     if (end === "stop" || this.#o.session.end !== undefined) {

@@ -6,7 +6,7 @@
  */
 
 import type { Json, JsonObject, Notification } from "../jsonrpc/message.ts";
-import type { UpstreamProgress } from "../upstream/session.ts";
+import type { UpstreamProgress } from "../upstream/client.ts";
 
 /**
  * Relays the progress of every round of one request to the client, keyed by

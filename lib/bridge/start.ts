@@ -6,18 +6,19 @@
  */
 
 import type { JsonObject } from "../jsonrpc/message.ts";
-import type { UpstreamLink } from "../upstream/link.ts";
-import { UpstreamClient } from "../upstream/session.ts";
-import { BridgeError } from "./errors.ts";
-import { mapDiscoverFailure } from "./failures.ts";
+import type { Connect, UpstreamLink } from "../upstream/link.ts";
+import { UpstreamClient } from "../upstream/client.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
+import type { BridgeError } from "./errors.ts";
+import { mapDiscoverFailure, mapUpstreamFailure } from "./failures.ts";
 import { formatLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { upstreamCapabilities, upstreamClientInfo } from "./translate.ts";
 
 /** What the start needs. */
 export interface StartOptions {
-  /** Starts the upstream server; a throw is a spawn failure. */
-  readonly connect: () => UpstreamLink;
+  /** Makes the link; a rejection is spawn_failed or connect_failed. */
+  readonly connect: Connect;
   readonly clientInfo: JsonObject;
   /** The capabilities of the client, in revision 2025-11-25. */
   readonly capabilities: JsonObject;
@@ -25,6 +26,8 @@ export interface StartOptions {
   readonly signal: AbortSignal;
   readonly log: Logger;
   readonly onLogMessage: (params: JsonObject) => void;
+  /** The back pressure of the client's output, for the reader of the link. */
+  readonly hold?: () => Promise<void> | undefined;
 }
 
 /** How the start ended. On a failure or a cancel, the upstream is already stopping. */
@@ -38,17 +41,23 @@ export async function startUpstream(options: StartOptions): Promise<Started> {
   const { log } = options;
   let link: UpstreamLink;
   try {
-    link = options.connect();
+    link = await options.connect();
   } catch (error) {
-    // The error names no path: the command can hold a secret.
-    log.error(`cannot start the upstream server: ${error instanceof Error ? error.name : "error"}`);
-    return { kind: "failed", error: BridgeError.of("spawn_failed"), stopped: Promise.resolve() };
+    // The error names no path and no URL: both can hold a secret.
+    const failure = error instanceof UpstreamFailure ? error : new UpstreamFailure("spawn_failed");
+    log.error(`cannot start the upstream server: ${failure.kind}`);
+    return {
+      kind: "failed",
+      error: mapUpstreamFailure(failure, "server/discover", ""),
+      stopped: Promise.resolve(),
+    };
   }
   const session = new UpstreamClient(link, {
     clientInfo: upstreamClientInfo(options.clientInfo),
     capabilities: upstreamCapabilities(options.capabilities),
     onLogMessage: options.onLogMessage,
     debug: (message) => log.debug(message),
+    ...(options.hold && { hold: options.hold }),
   });
   try {
     const discover = await session.discover(options.discoverTimeoutMs, options.signal);

@@ -298,6 +298,13 @@ export class LineFramer extends TransformStream<Uint8Array, Frame> {
 }
 
 /**
+ * What {@linkcode readFrames} gives each frame to. A returned promise holds
+ * the reading of the next frame (and of the next chunk) until it settles:
+ * the back pressure of a slow peer reaches the input, not a buffer.
+ */
+export type FrameHandler = (frame: Frame) => void | Promise<void>;
+
+/**
  * Reads a byte stream to its end and gives each frame to `onFrame` at once,
  * without a stream stage per line. An abort of `signal` ends the reading as
  * the end of the input does.
@@ -305,22 +312,36 @@ export class LineFramer extends TransformStream<Uint8Array, Frame> {
 export async function readFrames(
   input: ReadableStream<Uint8Array>,
   options: LineFramerOptions,
-  onFrame: (frame: Frame) => void,
+  onFrame: FrameHandler,
   signal?: AbortSignal,
 ): Promise<void> {
   const splitter = new LineSplitter(options);
   const reader = input.getReader();
   const stop = () => void reader.cancel().catch(() => {});
   signal?.addEventListener("abort", stop, { once: true });
+  // The frames of one chunk; the handler can pause between them.
+  const frames: Frame[] = [];
+  const collect = (frame: Frame) => void frames.push(frame);
+  const deliver = async () => {
+    for (let i = 0; i < frames.length && !signal?.aborted; i++) {
+      const hold = onFrame(frames[i]!);
+      if (hold) await hold;
+    }
+    frames.length = 0;
+  };
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      splitter.push(value, onFrame);
+      splitter.push(value, collect);
+      if (frames.length > 0) await deliver();
     }
   } finally {
     signal?.removeEventListener("abort", stop);
     reader.releaseLock();
   }
-  if (!signal?.aborted) splitter.end(onFrame);
+  if (!signal?.aborted) {
+    splitter.end(collect);
+    await deliver();
+  }
 }

@@ -10,12 +10,24 @@ import type { Message } from "./message.ts";
 const encoder = new TextEncoder();
 const NEWLINE = new Uint8Array([0x0a]);
 
+/** What a large message counts in the backlog: its text is made while the sink takes it. */
+const LARGE_BACKLOG_BYTES = 1024 * 1024;
+
 /** Messages written while the sink is busy are joined into one chunk up to this size. */
 const BATCH_BYTES = 256 * 1024;
+
+/**
+ * Above this many bytes waiting for the sink, {@linkcode MessageWriter.hold}
+ * asks the readers to pause: a peer that stops reading stops the bridge from
+ * reading, instead of filling its memory.
+ */
+export const HIGH_WATER_BYTES = 1024 * 1024;
 
 interface Queued {
   /** One chunk, or (for a large message) the chunks of one message, in order. */
   readonly bytes: Uint8Array | Iterable<Uint8Array>;
+  /** The bytes it counts in the backlog (a large message counts its known part). */
+  readonly size: number;
   readonly done: () => void;
 }
 
@@ -43,9 +55,43 @@ export class MessageWriter {
   #closed = false;
   #broken = false;
   #idle: (() => void) | undefined;
+  /** Bytes queued and not yet taken by the sink. */
+  #backlog = 0;
+  readonly #highWater: number;
+  /** Settles when the backlog falls to half the high water. */
+  #drained: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  constructor(sink: WritableStream<Uint8Array>) {
+  constructor(sink: WritableStream<Uint8Array>, options: { highWaterBytes?: number } = {}) {
     this.#writer = sink.getWriter();
+    this.#highWater = options.highWaterBytes ?? HIGH_WATER_BYTES;
+  }
+
+  /** The bytes that wait for the sink. */
+  get backlog(): number {
+    return this.#backlog;
+  }
+
+  /**
+   * Undefined while the backlog is under the high water; else a promise that
+   * settles when the sink has taken enough (half the high water), or when the
+   * writer closes or breaks. A reader awaits it before its next message.
+   */
+  hold(): Promise<void> | undefined {
+    if (this.#backlog < this.#highWater || this.#closed || this.#broken) return undefined;
+    if (!this.#drained) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => resolve = r);
+      this.#drained = { promise, resolve };
+    }
+    return this.#drained.promise;
+  }
+
+  #took(size: number): void {
+    this.#backlog -= size;
+    if (this.#drained && (this.#backlog <= this.#highWater / 2 || this.#broken)) {
+      this.#drained.resolve();
+      this.#drained = undefined;
+    }
   }
 
   /** Queues one message. A write after {@linkcode close} or a broken sink is dropped. */
@@ -53,23 +99,24 @@ export class MessageWriter {
     if (this.#closed) return Promise.resolve();
     if (isLargeMessage(message)) {
       // Its text is made slice by slice while the sink takes it.
-      return this.#enqueue(serializeInChunks(message));
+      return this.#enqueue(serializeInChunks(message), LARGE_BACKLOG_BYTES);
     }
     const body = encoder.encode(JSON.stringify(message));
     if (body.length > BATCH_BYTES) {
       // A large message and its newline go as two chunks, one after the
       // other: joining them would copy the whole message once more.
-      return this.#enqueue([body, NEWLINE]);
+      return this.#enqueue([body, NEWLINE], body.length + 1);
     }
     const bytes = new Uint8Array(body.length + 1);
     bytes.set(body);
     bytes[body.length] = 0x0a;
-    return this.#enqueue(bytes);
+    return this.#enqueue(bytes, bytes.length);
   }
 
-  #enqueue(bytes: Uint8Array | Iterable<Uint8Array>): Promise<void> {
+  #enqueue(bytes: Uint8Array | Iterable<Uint8Array>, size: number): Promise<void> {
+    this.#backlog += size;
     return new Promise<void>((resolve) => {
-      this.#queue.push({ bytes, done: resolve });
+      this.#queue.push({ bytes, size, done: resolve });
       if (!this.#flushing) this.#flush();
     });
   }
@@ -88,6 +135,7 @@ export class MessageWriter {
             this.#broken = true;
           }
         }
+        this.#took(first.size);
         first.done();
         continue;
       }
@@ -110,7 +158,10 @@ export class MessageWriter {
           this.#broken = true; // the reader of the other end is gone
         }
       }
-      for (const q of batch) q.done();
+      for (const q of batch) {
+        this.#took(q.size);
+        q.done();
+      }
     }
     this.#flushing = false;
     this.#idle?.();
@@ -132,6 +183,8 @@ export class MessageWriter {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#drained?.resolve();
+    this.#drained = undefined;
     if (this.#flushing) await new Promise<void>((resolve) => this.#idle = resolve);
     if (this.#broken) return;
     try {

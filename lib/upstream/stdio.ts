@@ -11,7 +11,8 @@ import { LARGE_MESSAGE_BYTES, markLarge } from "../jsonrpc/large.ts";
 import { scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
 import { isObject, type Json, type Message } from "../jsonrpc/message.ts";
 import { MessageWriter } from "../jsonrpc/writer.ts";
-import type { LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
+import { UpstreamFailure } from "./failure.ts";
+import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
 
 /** Options of {@linkcode spawnStdioLink}. */
 export interface StdioLinkOptions {
@@ -21,7 +22,21 @@ export interface StdioLinkOptions {
   readonly maxLineBytes: number;
   /** The time the child gets after its stdin closes, and again after SIGTERM. */
   readonly stopGraceMs: number;
+  /**
+   * On Linux, the command that makes the child get SIGTERM when the bridge
+   * dies (`setpriv --pdeathsig TERM`, util-linux). Null: start the command as
+   * it is. Default: {@linkcode PDEATHSIG_WRAPPER} on Linux.
+   */
+  readonly deathSignalWrapper?: readonly string[] | null;
 }
+
+/**
+ * `setpriv` of util-linux sets PR_SET_PDEATHSIG and then execs the command:
+ * the child gets SIGTERM when the bridge dies, even by SIGKILL, and keeps
+ * its pid, stdio and exit status. A process group would not help: nobody
+ * signals the group of a bridge that was SIGKILLed.
+ */
+export const PDEATHSIG_WRAPPER: readonly string[] = ["setpriv", "--pdeathsig", "TERM", "--"];
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
@@ -61,32 +76,39 @@ class StdioLink implements UpstreamLink {
   #stopGraceMs: number;
   #closing: Promise<void> | undefined;
 
-  constructor(child: Deno.ChildProcess, options: StdioLinkOptions) {
+  #sawOutput = false;
+
+  /** `wrapped`: started through the wrapper, whose codes 126 and 127 mean "cannot execute". */
+  constructor(child: Deno.ChildProcess, options: StdioLinkOptions, wrapped: boolean) {
     this.#child = child;
     this.#stopGraceMs = options.stopGraceMs;
     this.#maxLineBytes = options.maxLineBytes;
     this.#writer = new MessageWriter(child.stdin);
-    this.ended = child.status.then((status) => ({
-      kind: "exited",
-      code: status.signal ? null : status.code,
-    }));
+    this.ended = child.status.then((status): LinkEnd => {
+      const code = status.signal ? null : status.code;
+      if (wrapped && !this.#sawOutput && (code === 126 || code === 127)) {
+        return { kind: "failed", failure: new UpstreamFailure("spawn_failed") };
+      }
+      return { kind: "exited", code };
+    });
   }
 
-  read(onFrame: (frame: UpstreamFrame) => void): Promise<void> {
+  read(onFrame: FrameSink): Promise<void> {
     return readFrames(this.#child.stdout, { maxLineBytes: this.#maxLineBytes }, (frame) => {
-      if (frame.kind === "line") {
-        onFrame(toUpstreamFrame(frame.bytes));
-        return;
-      }
+      this.#sawOutput = true;
+      if (frame.kind === "line") return onFrame(toUpstreamFrame(frame.bytes));
       const head = scanIdFromHead(frame.head);
       const scan = head.found ? head : scanIdFromTail(frame.tail);
-      onFrame({ kind: "invalid", id: scan.found ? scan.id : null });
+      return onFrame({ kind: "invalid", id: scan.found ? scan.id : null });
     });
   }
 
   send(message: Message): Promise<void> {
-    if (this.#closing) return Promise.reject(new Error("the upstream link is closed"));
-    return this.#writer.write(message);
+    if (this.#closing) return Promise.reject(new UpstreamFailure("closed"));
+    // A child that stops reading its stdin holds the sender, not the memory.
+    const hold = this.#writer.hold();
+    const written = this.#writer.write(message);
+    return hold ? hold.then(() => written) : written;
   }
 
   close(): Promise<void> {
@@ -95,8 +117,11 @@ class StdioLink implements UpstreamLink {
   }
 
   async #stop(): Promise<void> {
-    await this.#writer.close();
-    if (await settlesWithin(this.#child.status, this.#stopGraceMs)) return;
+    // A child that does not read its stdin never takes the last write: the
+    // close of stdin has the same deadline as each later step.
+    const closed = this.#writer.close();
+    await settlesWithin(Promise.all([closed, this.#child.status]), this.#stopGraceMs);
+    if (await settlesWithin(this.#child.status, 0)) return;
     try {
       this.#child.kill("SIGTERM");
     } catch {
@@ -113,15 +138,33 @@ class StdioLink implements UpstreamLink {
 }
 
 /**
- * Starts the upstream command once. Throws when the command cannot start;
- * the error names no path and no output of the child.
+ * Starts the upstream command once. Rejects with the failure `spawn_failed`
+ * when the command cannot start; the failure names no path and no output of
+ * the child.
  */
-export function spawnStdioLink(options: StdioLinkOptions): UpstreamLink {
-  const child = new Deno.Command(options.command, {
-    args: [...options.args],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  return new StdioLink(child, options);
+export function spawnStdioLink(options: StdioLinkOptions): Promise<UpstreamLink> {
+  const wrapper = options.deathSignalWrapper === undefined
+    ? (Deno.build.os === "linux" ? PDEATHSIG_WRAPPER : null)
+    : options.deathSignalWrapper;
+  const spawn = (argv: readonly string[]) =>
+    new Deno.Command(argv[0]!, {
+      args: argv.slice(1),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+  const argv = [options.command, ...options.args];
+  try {
+    if (wrapper) {
+      try {
+        return Promise.resolve(new StdioLink(spawn([...wrapper, ...argv]), options, true));
+      } catch (error) {
+        // No setpriv on this host: start the command without the wrapper.
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    }
+    return Promise.resolve(new StdioLink(spawn(argv), options, false));
+  } catch {
+    return Promise.reject(new UpstreamFailure("spawn_failed"));
+  }
 }

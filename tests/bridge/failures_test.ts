@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { mapDiscoverFailure, mapUpstreamFailure } from "../../lib/bridge/failures.ts";
-import { UpstreamFailure } from "../../lib/upstream/session.ts";
+import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 
 const data = (e: { toJSON(): unknown }) => e.toJSON();
 
@@ -26,7 +26,12 @@ Deno.test("forwarded requests: each failure kind gives its cause", () => {
 
 Deno.test("server/discover: the upstream code is kept, -32042 becomes -32603, the detail says why", () => {
   deepStrictEqual(
-    data(mapDiscoverFailure(new UpstreamFailure("rpc", { code: -32001, message: "no" }), "60 s")),
+    data(
+      mapDiscoverFailure(
+        new UpstreamFailure("rpc", { error: { code: -32001, message: "no" } }),
+        "60 s",
+      ),
+    ),
     {
       code: -32001,
       message: "The upstream server did not answer server/discover. " +
@@ -36,7 +41,10 @@ Deno.test("server/discover: the upstream code is kept, -32042 becomes -32603, th
   );
   deepStrictEqual(
     (data(
-      mapDiscoverFailure(new UpstreamFailure("rpc", { code: -32042, message: "url" }), "60 s"),
+      mapDiscoverFailure(
+        new UpstreamFailure("rpc", { error: { code: -32042, message: "url" } }),
+        "60 s",
+      ),
     ) as {
       code: number;
     }).code,

@@ -19,7 +19,7 @@ const enc = new TextEncoder();
 export function bridgeTransport(upstream: string[], options: string[] = []): StdioClientTransport {
   return new StdioClientTransport({
     command: DENO,
-    args: ["run", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
+    args: ["run", "-q", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
     cwd: ROOT,
     stderr: "pipe",
   });
@@ -36,7 +36,7 @@ export class BridgeProcess implements AsyncDisposable {
 
   constructor(options: string[], upstream: string[]) {
     this.child = new Deno.Command(DENO, {
-      args: ["run", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
+      args: ["run", "-q", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
       cwd: ROOT,
       stdin: "piped",
       stdout: "piped",

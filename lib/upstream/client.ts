@@ -22,49 +22,9 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
+import { ENVELOPE_KEYS, SUBSCRIPTION_ID_KEY, UPSTREAM_PROTOCOL_VERSION } from "./envelope.ts";
+import { failureOfEnd, UpstreamFailure } from "./failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
-
-/** The revision that the bridge speaks to the upstream server. */
-export const UPSTREAM_PROTOCOL_VERSION = "2026-07-28";
-
-/** The keys of the `_meta` envelope of revision 2026-07-28. */
-export const ENVELOPE_KEYS = {
-  protocolVersion: "io.modelcontextprotocol/protocolVersion",
-  clientInfo: "io.modelcontextprotocol/clientInfo",
-  clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
-  logLevel: "io.modelcontextprotocol/logLevel",
-} as const;
-
-/** Why an upstream request failed. */
-export type FailureKind =
-  /** The upstream server answered with an error object. */
-  | "rpc"
-  /** No response in the time limit. */
-  | "timeout"
-  /** The caller's signal aborted the request. */
-  | "canceled"
-  /** The child process stopped. */
-  | "exited"
-  /** The link closed, or was closed. */
-  | "closed"
-  /** The transport failed. */
-  | "transport_failed"
-  /** The response could not be read (too long, not JSON, no result). */
-  | "invalid_response";
-
-/** A failed upstream request. `error` is the upstream error object of an `rpc` failure. */
-export class UpstreamFailure extends Error {
-  readonly kind: FailureKind;
-  readonly error: ErrorObject | undefined;
-  constructor(kind: FailureKind, error?: ErrorObject) {
-    super(
-      kind === "rpc" && error ? `upstream error ${error.code}` : `upstream request failed: ${kind}`,
-    );
-    this.name = "UpstreamFailure";
-    this.kind = kind;
-    this.error = error;
-  }
-}
 
 /** The progress of the upstream server for one request. */
 export interface UpstreamProgress {
@@ -92,9 +52,6 @@ export interface UpstreamRequestOptions {
   readonly onEvent?: (method: string, params: JsonObject) => void;
 }
 
-/** The key of the subscription id in `_meta` of the events of a listen stream. */
-export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
-
 /** What the upstream client needs to know of the client. */
 export interface UpstreamClientOptions {
   readonly clientInfo: JsonObject;
@@ -103,7 +60,22 @@ export interface UpstreamClientOptions {
   readonly onLogMessage?: (params: JsonObject) => void;
   /** A debug line for what the client drops. */
   readonly debug?: (message: string) => void;
+  /**
+   * The back pressure of the client's output: a promise while the output
+   * waits for the client. The reader of the link awaits it before the next
+   * frame, so a flood of the upstream server is not buffered without end.
+   */
+  readonly hold?: () => Promise<void> | undefined;
+  /**
+   * How long the reader waits for the end of the link after the upstream
+   * server closed its output (a child that closed stdout but runs on is then
+   * `closed`, and the link is closed).
+   */
+  readonly endGraceMs?: number;
 }
+
+/** The default of {@linkcode UpstreamClientOptions.endGraceMs}. */
+const END_GRACE_MS = 250;
 
 interface Pending {
   resolve(result: Json): void;
@@ -135,25 +107,41 @@ export class UpstreamClient {
 
   async #read(): Promise<LinkEnd> {
     try {
-      await this.link.read((frame) => this.#onFrame(frame));
+      await this.link.read((frame) => {
+        this.#onFrame(frame);
+        return this.#options.hold?.();
+      });
     } catch {
       // A read error ends the link like its end.
     }
-    // stdout ended; the status of the child tells whether it stopped.
-    const end = await this.link.ended;
+    // The output ended. A child that stopped ends the link at once; one that
+    // closed its output but runs on is a closed link, and it is stopped.
+    const end = await this.#endAfterOutput();
     this.#end = end;
-    const kind: FailureKind = end.kind === "exited"
-      ? "exited"
-      : end.kind === "failed"
-      ? "transport_failed"
-      : "closed";
+    const failure = failureOfEnd(end);
     const pending = [...this.#pending.values()];
     this.#pending.clear();
-    for (const entry of pending) entry.reject(new UpstreamFailure(kind));
+    for (const entry of pending) entry.reject(failure);
     return end;
   }
 
+  async #endAfterOutput(): Promise<LinkEnd> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.#options.endGraceMs ?? END_GRACE_MS);
+    });
+    const end = await Promise.race([this.link.ended, grace]);
+    clearTimeout(timer);
+    if (end) return end;
+    this.link.close().catch(() => {});
+    return { kind: "closed" };
+  }
+
   #onFrame(frame: UpstreamFrame): void {
+    if (frame.kind === "failed") {
+      if (typeof frame.id === "number") this.#settle(frame.id, (p) => p.reject(frame.failure));
+      return;
+    }
     if (frame.kind === "invalid") {
       if (typeof frame.id === "number") {
         this.#settle(frame.id, (p) => p.reject(new UpstreamFailure("invalid_response")));
@@ -179,7 +167,7 @@ export class UpstreamClient {
         const obj: ErrorObject = error.data === undefined
           ? { code: error.code as number, message: error.message }
           : { code: error.code as number, message: error.message, data: error.data };
-        this.#settle(id, (p) => p.reject(new UpstreamFailure("rpc", obj)));
+        this.#settle(id, (p) => p.reject(new UpstreamFailure("rpc", { error: obj })));
       } else {
         // An error without an error object: the cause rpc of the table.
         this.#settle(id, (p) => p.reject(new UpstreamFailure("rpc")));
@@ -260,10 +248,7 @@ export class UpstreamClient {
 
   /** Sends one request and waits for its raw result. Rejects with {@linkcode UpstreamFailure}. */
   request(method: string, params: JsonObject, options: UpstreamRequestOptions): Promise<Json> {
-    if (this.#end) {
-      const kind: FailureKind = this.#end.kind === "exited" ? "exited" : "closed";
-      return Promise.reject(new UpstreamFailure(kind));
-    }
+    if (this.#end) return Promise.reject(failureOfEnd(this.#end));
     const { signal, onProgress } = options;
     if (signal?.aborted) return Promise.reject(new UpstreamFailure("canceled"));
     const id = this.#nextId++;
@@ -279,7 +264,7 @@ export class UpstreamClient {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
       };
-      const fail = (kind: FailureKind, reason: string) => {
+      const fail = (kind: "timeout" | "canceled", reason: string) => {
         if (!this.#pending.delete(id)) return;
         cleanup();
         this.#cancelUpstream(id, reason);
@@ -302,7 +287,7 @@ export class UpstreamClient {
       this.link.send(message).catch(() => {
         if (!this.#pending.delete(id)) return;
         cleanup();
-        reject(new UpstreamFailure(this.#end?.kind === "exited" ? "exited" : "transport_failed"));
+        reject(this.#end ? failureOfEnd(this.#end) : new UpstreamFailure("transport_failed"));
       });
     });
   }

@@ -1,0 +1,109 @@
+/**
+ * The one failure type of the upstream side: why an upstream request failed,
+ * or how the link ended. It can carry the HTTP status of a failed request
+ * and, for a sign-in, the cause of the error table. `bridge/failures.ts` is
+ * the only place that turns it into an error for the client.
+ *
+ * @module
+ */
+
+import type { ErrorObject } from "../jsonrpc/message.ts";
+import type { LinkEnd } from "./link.ts";
+
+/** Why an upstream request failed, or why the link could not start. */
+export type FailureKind =
+  /** The upstream server answered with an error object (or without a valid one). */
+  | "rpc"
+  /** No response in the time limit. */
+  | "timeout"
+  /** The caller's signal aborted the request. */
+  | "canceled"
+  /** The child process stopped. */
+  | "exited"
+  /** The link closed, or was closed. */
+  | "closed"
+  /** The transport failed. */
+  | "transport_failed"
+  /** The response could not be read (too long, not JSON, no result, too large). */
+  | "invalid_response"
+  /** The upstream command could not start. */
+  | "spawn_failed"
+  /** The client for the URL could not be made. */
+  | "connect_failed"
+  /** A sign-in was needed and failed; `signIn` has the cause. */
+  | "sign_in";
+
+/** A failed sign-in: a cause of the error table with its detail and placeholders. */
+export interface SignInFailureInfo {
+  /** A sign-in cause of the error table, such as `sign_in_timeout` or `sandbox`. */
+  readonly cause: string;
+  readonly detail?: string;
+  /** The placeholders of the message, such as `{ seconds: 300 }`. */
+  readonly placeholders?: Readonly<Record<string, string | number>>;
+}
+
+/** Facts of a failure beyond its kind. */
+export interface FailureFacts {
+  /** The upstream error object of an `rpc` failure. */
+  readonly error?: ErrorObject;
+  /** The HTTP status of a failed request to an upstream server at a URL. */
+  readonly status?: number;
+  /** The cause of a failed sign-in. */
+  readonly signIn?: SignInFailureInfo;
+}
+
+/**
+ * A failed upstream request or start. It names no URL, header, token or
+ * output of the child: its message is safe to log.
+ *
+ * @example
+ * ```ts
+ * import { UpstreamFailure } from "./failure.ts";
+ * const failure = new UpstreamFailure("transport_failed", { status: 502 });
+ * if (failure.status !== 502) throw new Error();
+ * ```
+ */
+export class UpstreamFailure extends Error {
+  readonly kind: FailureKind;
+  readonly error: ErrorObject | undefined;
+  readonly status: number | undefined;
+  readonly signIn: SignInFailureInfo | undefined;
+
+  constructor(kind: FailureKind, facts: FailureFacts = {}) {
+    super(
+      kind === "rpc" && facts.error
+        ? `upstream error ${facts.error.code}`
+        : facts.status !== undefined
+        ? `upstream request failed: ${kind}, HTTP status ${facts.status}`
+        : `upstream request failed: ${kind}`,
+    );
+    this.name = "UpstreamFailure";
+    this.kind = kind;
+    this.error = facts.error;
+    this.status = facts.status;
+    this.signIn = facts.signIn;
+  }
+}
+
+/**
+ * The one mapping from how a link ended to the failure of what was in flight
+ * and of what comes later: a child that stopped is `exited`, a transport
+ * that failed keeps its own failure (or is `transport_failed`), and each
+ * other end is `closed`.
+ *
+ * @example
+ * ```ts
+ * import { failureOfEnd } from "./failure.ts";
+ * if (failureOfEnd({ kind: "exited", code: 1 }).kind !== "exited") throw new Error();
+ * ```
+ */
+export function failureOfEnd(end: LinkEnd): UpstreamFailure {
+  switch (end.kind) {
+    case "exited":
+      return new UpstreamFailure("exited");
+    case "failed":
+      return end.failure ?? new UpstreamFailure("transport_failed");
+    case "closed":
+      return new UpstreamFailure("closed");
+  }
+}

@@ -19,7 +19,7 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { MessageWriter } from "../jsonrpc/writer.ts";
+import { holdAll, MessageWriter } from "../jsonrpc/writer.ts";
 import type { Connect } from "../upstream/link.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import { failureOfEnd } from "../upstream/failure.ts";
@@ -161,7 +161,7 @@ export class Frontend {
    */
   accept(frame: Frame): Promise<void> | undefined {
     this.#onFrame(frame);
-    return this.#writer.hold();
+    return holdAll(this.#writer.hold(), this.#session?.hold());
   }
 
   /** The back pressure of the output, for the readers of the upstream link. */

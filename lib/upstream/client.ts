@@ -22,6 +22,7 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
+import { holdAll } from "../jsonrpc/writer.ts";
 import { ENVELOPE_KEYS, SUBSCRIPTION_ID_KEY, UPSTREAM_PROTOCOL_VERSION } from "./envelope.ts";
 import { failureOfEnd, UpstreamFailure } from "./failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
@@ -109,7 +110,8 @@ export class UpstreamClient {
     try {
       await this.link.read((frame) => {
         this.#onFrame(frame);
-        return this.#options.hold?.();
+        // A frame can make output towards either side (a ping of the server is answered).
+        return holdAll(this.#options.hold?.(), this.link.hold?.());
       });
     } catch {
       // A read error ends the link like its end.
@@ -296,6 +298,16 @@ export class UpstreamClient {
     if (this.#end) return;
     const params: JsonObject = { requestId, reason, _meta: this.#envelope(undefined, undefined) };
     this.link.send({ jsonrpc: "2.0", method: "notifications/cancelled", params }).catch(() => {});
+  }
+
+  /**
+   * The back pressure of the link: undefined while it has room for more
+   * messages, else a promise that settles when it has. The front end's
+   * reader awaits it, so a client cannot queue without end towards an
+   * upstream server that does not read.
+   */
+  hold(): Promise<void> | undefined {
+    return this.link.hold?.();
   }
 
   /** Closes the link (and stops the child) and waits for the reader. */

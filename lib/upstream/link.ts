@@ -74,6 +74,13 @@ export interface UpstreamLink {
    * for its request (for HTTP: the fetch is aborted).
    */
   send(message: Message): Promise<void>;
+  /**
+   * The back pressure of the link's own output: undefined while it has room,
+   * else a promise that settles when the upstream server has read enough. The
+   * readers of both sides await it, so an upstream server that stops reading
+   * stops the bridge from reading, instead of filling its memory.
+   */
+  hold?(): Promise<void> | undefined;
   /** Resolves once, when the link ends for any reason. */
   readonly ended: Promise<LinkEnd>;
   /**

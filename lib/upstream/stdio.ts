@@ -111,6 +111,10 @@ class StdioLink implements UpstreamLink {
     return hold ? hold.then(() => written) : written;
   }
 
+  hold(): Promise<void> | undefined {
+    return this.#writer.hold();
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.#stop();
     return this.#closing;

@@ -9,7 +9,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { DENO, ROOT } from "./helpers.ts";
 
-const FLOOD_SERVER = [DENO, "run", "-A", `${ROOT}tests/fixtures/flood_server.ts`];
+const FLOOD_SERVER = [DENO, "run", "-A", `${ROOT}tests/fixtures/hostile_server.ts`];
 /** Peak RSS of the bridge in these runs; an unbounded queue passes it (~110 MB per 100,000). */
 const PEAK_LIMIT_MB = 250;
 const enc = new TextEncoder();

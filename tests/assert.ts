@@ -33,3 +33,9 @@ export function assertSomeIncludes(lines: readonly string[], part: string): void
     "some",
   );
 }
+
+/** Fails unless `items` has `item`; the message shows the items. */
+export function assertHas<T>(items: readonly T[], item: T): void {
+  if (items.includes(item)) return;
+  fail(`expected ${JSON.stringify(item)} in ${JSON.stringify(items)}`, items, item, "has");
+}

@@ -257,7 +257,7 @@ export class UpstreamClient {
     const message: Message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } };
 
     return new Promise<Json>((resolve, reject) => {
-      const timer = options.timeoutMs === undefined
+      const timer = options.timeoutMs === undefined || this.link.untimed
         ? undefined
         : setTimeout(() => fail("timeout", "the request timed out"), options.timeoutMs);
       const cleanup = () => {

@@ -4,6 +4,7 @@ import { Frontend } from "../../lib/bridge/frontend.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../lib/bridge/limits.ts";
 import { createLogger } from "../../lib/bridge/log.ts";
 import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
+import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { LineSplitter } from "../process/helpers.ts";
 import { within } from "../wait.ts";
@@ -35,12 +36,15 @@ export interface Harness {
   close(): Promise<number>;
 }
 
-/** Starts a front end with `limits` in front of the upstream `command`. */
-export function startFrontend(limits: Partial<Limits>, command: string[]): Harness {
+/**
+ * Starts a front end with `limits` in front of the upstream `command`, or of
+ * a fresh SDK v2 server of a factory over the memory link (no child process).
+ */
+export function startFrontend(limits: Partial<Limits>, command: string[] | ServerFactory): Harness {
   const all = { ...DEFAULT_LIMITS, ...limits };
   const input = new TransformStream<Uint8Array, Uint8Array>();
   const output = new TransformStream<Uint8Array, Uint8Array>();
-  const [program, ...args] = command;
+  const [program, ...args] = typeof command === "function" ? [] : command;
   const logs: string[] = [];
   const frontend = new Frontend({
     profile: VSCODE_PROFILE,
@@ -48,7 +52,7 @@ export function startFrontend(limits: Partial<Limits>, command: string[]): Harne
     log: createLogger("t", "debug", (line) => logs.push(line)),
     fallback: { name: "t", version: "0" },
     connect: () =>
-      spawnStdioLink({
+      typeof command === "function" ? connectMemoryLink(command) : spawnStdioLink({
         command: program!,
         args,
         maxLineBytes: all.max_line_bytes,

@@ -316,6 +316,22 @@ Deno.test("the time limit gives timeout, the caller's abort canceled; each cance
   await finish(link, client);
 });
 
+Deno.test("an untimed link: no time limit, but the caller's abort still cancels", async () => {
+  const { link, client } = setup();
+  link.untimed = true;
+  const request = client.request("slow", {}, { timeoutMs: 5 });
+  const controller = new AbortController();
+  const aborted = client.request("slow", {}, { timeoutMs: 5, signal: controller.signal });
+  // Past the limit (no condition to poll: the limit must not fire).
+  await new Promise((r) => setTimeout(r, 30));
+  controller.abort("stop");
+  link.message({ jsonrpc: "2.0", id: 1, result: "late but fine" });
+  deepStrictEqual(await outcome(request), { result: "late but fine" });
+  deepStrictEqual(await outcome(aborted), { kind: "canceled" });
+  deepStrictEqual(link.notifications().map((n) => n.params.reason), ["stop"]);
+  await finish(link, client);
+});
+
 Deno.test("a signal that is aborted already fails at once and sends nothing", async () => {
   const { link, client } = setup();
   const controller = new AbortController();

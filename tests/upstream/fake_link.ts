@@ -10,6 +10,8 @@ import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/
 /** A link whose frames, end and send results the test decides. */
 export class FakeLink implements UpstreamLink {
   readonly isRemote = false;
+  /** True: the requests of the client get no time limit (as over the memory link). */
+  untimed = false;
   /** Every message that the client sent, in order. */
   readonly sent: Message[] = [];
   /** How many frames `read` gave to the client. */

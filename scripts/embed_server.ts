@@ -22,6 +22,7 @@ import {
   McpServer,
   ResourceTemplate,
 } from "@modelcontextprotocol/server";
+import { serveStdio } from "../lib/vscode/serve.ts";
 
 type Args = Record<string, unknown>;
 const anyArgs = () => fromJsonSchema<Args>({ type: "object" });
@@ -111,4 +112,9 @@ export function buildServer(): McpServer {
     }),
   );
   return server;
+}
+
+if (import.meta.main) {
+  const discover = Deno.args.includes("--refuse-discover") ? "refuse" : "answer";
+  await serveStdio(buildServer, { discover });
 }

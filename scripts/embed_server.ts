@@ -22,7 +22,7 @@ import {
   McpServer,
   ResourceTemplate,
 } from "@modelcontextprotocol/server";
-import { serveStdio } from "../lib/vscode/serve.ts";
+import { serveStdio } from "@mcp-bridge/vscode/embed";
 
 type Args = Record<string, unknown>;
 const anyArgs = () => fromJsonSchema<Args>({ type: "object" });

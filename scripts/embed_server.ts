@@ -10,7 +10,7 @@
  * message), touch (an update of the resource `uri`), plus a prompt, a
  * resource with an icon, and a template with completion.
  *
- * Run: `deno run scripts/embed_server.ts [--refuse-discover]`
+ * Run: `deno run scripts/embed_server.ts [--refuse-discover] [--shutdown-grace-ms MS]`
  *
  * @module
  */
@@ -116,5 +116,8 @@ export function buildServer(): McpServer {
 
 if (import.meta.main) {
   const discover = Deno.args.includes("--refuse-discover") ? "refuse" : "answer";
-  await serveStdio(buildServer, { discover });
+  // Tests make the wait at the end of the input short.
+  const grace = Deno.args.indexOf("--shutdown-grace-ms");
+  const limits = grace === -1 ? {} : { shutdown_grace_ms: Number(Deno.args[grace + 1]) };
+  await serveStdio(buildServer, { discover, limits });
 }

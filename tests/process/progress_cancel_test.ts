@@ -1,7 +1,9 @@
 /** Progress and cancellation over the real program and a real SDK v2 upstream. */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { assertIncludes } from "../assert.ts";
 import { BridgeProcess, MODERN_SERVER } from "./helpers.ts";
+import { waitFor } from "../wait.ts";
 
 Deno.test("a flood of 1,000 progress notifications in one second: at most ~50 reach the client, none after the response", async () => {
   await using bridge = new BridgeProcess([], MODERN_SERVER);
@@ -71,7 +73,7 @@ Deno.test("a canceled request gets no response; the upstream sees the cancel wit
     arguments: { ms: 5000 },
     _meta: { progressToken: "t" },
   });
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor("the slow call upstream", () => bridge.stderr.includes("fixture: slow started"));
   await bridge.send({
     jsonrpc: "2.0",
     method: "notifications/cancelled",
@@ -83,7 +85,7 @@ Deno.test("a canceled request gets no response; the upstream sees the cancel wit
   deepStrictEqual(await bridge.next(1500), null);
   strictEqual(await bridge.exit(), 0);
   deepStrictEqual(await bridge.rest(500), []);
-  strictEqual(bridge.stderr.includes("slow canceled: the client canceled the request"), true);
+  assertIncludes(bridge.stderr, "slow canceled: the client canceled the request");
 });
 
 Deno.test("logging: no level, no messages; after setLevel, messages at or above it, without _meta", async () => {

@@ -9,6 +9,7 @@ import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 import { spawnStdioLink, type StdioLinkOptions } from "../../lib/upstream/stdio.ts";
+import { within } from "../wait.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -21,17 +22,6 @@ function link(script: string, extra: Partial<StdioLinkOptions> = {}): Promise<Up
     stopGraceMs: 200,
     ...extra,
   });
-}
-
-/** Resolves with the value, or with "timeout" after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Stops a process that a script started in the background (its pid came in a frame). */
@@ -73,12 +63,12 @@ Deno.test({
     const big = { jsonrpc: "2.0" as const, method: "x", params: { pad: "y".repeat(256 * 1024) } };
     for (let i = 0; i < 8; i++) l.send(big).catch(() => {});
     const started = Date.now();
-    strictEqual(await within(l.close(), 3000), undefined);
+    await within(l.close(), 3000, "close of the link");
     const took = Date.now() - started;
     // stdin (200 ms), SIGTERM (200 ms), SIGKILL.
     strictEqual(took >= 350 && took < 2000, true, `${took} ms`);
     deepStrictEqual(await l.ended, { kind: "exited", code: null });
-    strictEqual(await within(reading, 2000), undefined);
+    await within(reading, 2000, "end of the read");
     strictEqual(frames.length, 1);
   },
 });
@@ -112,7 +102,7 @@ Deno.test({
         if (frame.kind === "message") pid = frame.value.pid as number;
       });
       deepStrictEqual(await l.ended, { kind: "exited", code: 3 });
-      strictEqual(await within(reading, 2000), undefined, "the read did not end");
+      await within(reading, 2000, "end of the read");
       strictEqual(typeof pid, "number");
     } finally {
       stop(pid);
@@ -145,7 +135,10 @@ Deno.test({
     strictEqual(failure instanceof UpstreamFailure && failure.kind, "closed");
     deepStrictEqual(await client.done, { kind: "closed" } satisfies LinkEnd);
     // The client closed the link: stdin (200 ms), then SIGTERM stops the sleep.
-    deepStrictEqual(await within(l.ended, 3000), { kind: "exited", code: null });
+    deepStrictEqual(await within(l.ended, 3000, "end of the child"), {
+      kind: "exited",
+      code: null,
+    });
     const later = await client.request("tools/list", {}, { timeoutMs: 5000 }).catch((e) => e);
     strictEqual(later instanceof UpstreamFailure && later.kind, "closed");
     await client.close();
@@ -165,6 +158,7 @@ Deno.test({
       const failure = await within(
         client.request("tools/list", {}, { timeoutMs: 5000 }).catch((e) => e),
         3000,
+        "failure of the request",
       );
       strictEqual(failure instanceof UpstreamFailure && failure.kind, "exited");
       deepStrictEqual(await client.done, { kind: "exited", code: 4 });

@@ -120,3 +120,28 @@ export async function runLogout(
   );
   return 0;
 }
+
+/**
+ * The `logout` subcommand for `main.ts`: its exit code, or undefined when
+ * `argv` is not `logout ...`. Invalid arguments and a store that does not
+ * open are exit 2, with the reason and `usage` on stderr.
+ */
+export async function logoutMain(
+  argv: readonly string[],
+  log: Logger,
+  usage: string,
+): Promise<number | undefined> {
+  if (argv[0] !== "logout") return undefined;
+  try {
+    return await runLogout(parseLogout(argv.slice(1)), log);
+  } catch (error) {
+    if (!(error instanceof AuthOptionError)) throw error;
+    log.error(error.message);
+    try {
+      Deno.stderr.writeSync(new TextEncoder().encode(usage));
+    } catch {
+      // stderr is closed.
+    }
+    return 2;
+  }
+}

@@ -37,6 +37,7 @@ export const AUTH_USAGE = `Sign-in options (an upstream at a URL):
   --token-store DIR           Where tokens and clients live
                               (default: the config directory, mcp-bridge-vscode/)
 
+Logout:
   mcp-bridge-vscode logout URL [--token-store DIR]
                               Forget (and revoke) the tokens and the client of URL
 `;
@@ -56,6 +57,37 @@ export interface AuthSettings {
   readonly clientSecretEnv?: string;
   readonly clientMetadataUrl?: string;
   readonly tokenStore?: string;
+}
+
+/**
+ * The sign-in options of a command line: undefined without a URL upstream,
+ * where a sign-in option is not valid.
+ */
+export function authSettingsOf(
+  values: Record<string, unknown>,
+  remote: boolean,
+): AuthSettings | undefined {
+  if (!remote) {
+    const given = Object.keys(AUTH_OPTIONS).find((name) => values[name] !== undefined);
+    if (given !== undefined) {
+      throw new AuthOptionError(`--${given} needs an upstream server at a URL`);
+    }
+    return undefined;
+  }
+  return readAuthOptions(values);
+}
+
+/**
+ * The time limit of server/discover with a sign-in: when the store has no
+ * access token valid for more than a minute, a sign-in can happen during
+ * initialize, and the limit is --discover-timeout and --sign-in-timeout together.
+ */
+export async function discoverLimitMs(
+  discoverMs: number,
+  source: SignIn,
+  settings: AuthSettings,
+): Promise<number> {
+  return await source.hasUsableToken() ? discoverMs : discoverMs + settings.signInTimeoutMs;
 }
 
 /** The default time limit of a sign-in. */
@@ -146,6 +178,19 @@ export async function openStore(
   } catch (error) {
     if (error instanceof StoreError) throw new AuthOptionError(error.message);
     throw error;
+  }
+}
+
+/**
+ * The name of the executable for the messages: the compiled binary's own
+ * name, or `mcp-bridge-vscode` under `deno run`.
+ */
+export function executableName(): string {
+  try {
+    const base = Deno.execPath().split(/[\\/]/).pop()!.replace(/\.exe$/i, "");
+    return base === "deno" || base === "" ? "mcp-bridge-vscode" : base;
+  } catch {
+    return "mcp-bridge-vscode";
   }
 }
 

@@ -129,6 +129,12 @@ export class SignIn implements TokenSource {
     return `http://127.0.0.1:${this.#settings.redirectPort}/callback`;
   }
 
+  /** True when the store has an access token valid for more than a minute. */
+  async hasUsableToken(): Promise<boolean> {
+    const tokens = (await this.#settings.store.read(this.#settings.serverUrl)).tokens;
+    return tokens !== undefined && usable(tokens);
+  }
+
   async authorization(signal: AbortSignal): Promise<string | undefined> {
     const entry = await this.#settings.store.read(this.#settings.serverUrl);
     const tokens = entry.tokens;

@@ -29,6 +29,7 @@ import { startUpstream } from "./start.ts";
 import { declaredOf } from "./input_checks.ts";
 import { type RoundEnv, runRounds } from "./input.ts";
 import { CANCEL_REASONS, PendingTable } from "./pending.ts";
+import { urlPrompt } from "./url_prompt.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { type ListenDeclared, listenDeclared, Listener } from "./notify.ts";
 import { readClientFrame } from "./inbound.ts";
@@ -200,7 +201,13 @@ export class Frontend {
         return;
       }
       case "notifications/initialized":
-        if (this.#state === "ready") this.#startListener();
+        if (this.#state === "ready") {
+          this.#startListener();
+          // A later sign-in can ask the client to open its URL from now on.
+          if (this.#rounds?.declared.url) {
+            this.#session?.link.setUrlPrompt?.(urlPrompt(this.#rounds));
+          }
+        }
         return;
       case "notifications/roots/list_changed":
         return;

@@ -364,8 +364,13 @@ export class SignIn implements TokenSource {
     signal.addEventListener("abort", onAbort, { once: true });
     try {
       this.#log.info(`sign-in needed: open ${listener.startUrl} in a browser to sign in`);
-      await this.#deliver(listener.startUrl, signal);
-      const redirect = await listener.redirect();
+      // The redirect can come before the client answers the prompt (it answers after the browser).
+      const delivered = this.#deliver(listener.startUrl, signal);
+      delivered.catch(() => {});
+      const redirect = await Promise.race([
+        listener.redirect(),
+        delivered.then(() => listener.redirect()),
+      ]);
       let tokens;
       try {
         tokens = await exchangeAuthorization(info.authorizationServerUrl, {

@@ -22,7 +22,7 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { holdAll } from "../jsonrpc/writer.ts";
+import { Deadlines } from "./deadlines.ts";
 import { ENVELOPE_KEYS, SUBSCRIPTION_ID_KEY, UPSTREAM_PROTOCOL_VERSION } from "./envelope.ts";
 import { failureOfEnd, UpstreamFailure } from "./failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
@@ -91,6 +91,8 @@ export class UpstreamClient {
   #options: UpstreamClientOptions;
   #pending = new Map<number, Pending>();
   #nextId = 1;
+  /** The time limits of the requests in flight, on one timer. */
+  #deadlines = new Deadlines();
   #end: LinkEnd | undefined;
   /** Resolves when the reader has seen the end of the link. */
   readonly done: Promise<LinkEnd>;
@@ -110,8 +112,7 @@ export class UpstreamClient {
     try {
       await this.link.read((frame) => {
         this.#onFrame(frame);
-        // A frame can make output towards either side (a ping of the server is answered).
-        return holdAll(this.#options.hold?.(), this.link.hold?.());
+        return this.#options.hold?.();
       });
     } catch {
       // A read error ends the link like its end.
@@ -259,11 +260,11 @@ export class UpstreamClient {
     const message: Message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } };
 
     return new Promise<Json>((resolve, reject) => {
-      const timer = options.timeoutMs === undefined
+      const deadline = options.timeoutMs === undefined || this.link.untimed
         ? undefined
-        : setTimeout(() => fail("timeout", "the request timed out"), options.timeoutMs);
+        : this.#deadlines.add(options.timeoutMs, () => fail("timeout", "the request timed out"));
       const cleanup = () => {
-        clearTimeout(timer);
+        if (deadline) this.#deadlines.cancel(deadline);
         signal?.removeEventListener("abort", onAbort);
       };
       const fail = (kind: "timeout" | "canceled", reason: string) => {
@@ -298,16 +299,6 @@ export class UpstreamClient {
     if (this.#end) return;
     const params: JsonObject = { requestId, reason, _meta: this.#envelope(undefined, undefined) };
     this.link.send({ jsonrpc: "2.0", method: "notifications/cancelled", params }).catch(() => {});
-  }
-
-  /**
-   * The back pressure of the link: undefined while it has room for more
-   * messages, else a promise that settles when it has. The front end's
-   * reader awaits it, so a client cannot queue without end towards an
-   * upstream server that does not read.
-   */
-  hold(): Promise<void> | undefined {
-    return this.link.hold?.();
   }
 
   /** Closes the link (and stops the child) and waits for the reader. */

@@ -63,6 +63,12 @@ export interface UpstreamLink {
    */
   readonly isRemote: boolean;
   /**
+   * True for a link whose requests have no time limit: the memory link, whose
+   * server runs in the same process (spec M5). The limits of the client's
+   * answers and of the listen stream still apply.
+   */
+  readonly untimed?: boolean;
+  /**
    * Reads the upstream server until the link ends and gives each frame to
    * `onFrame` at once, in the order the server wrote them: an event reaches
    * the bridge before the next frame is read. Call it once.
@@ -74,13 +80,6 @@ export interface UpstreamLink {
    * for its request (for HTTP: the fetch is aborted).
    */
   send(message: Message): Promise<void>;
-  /**
-   * The back pressure of the link's own output: undefined while it has room,
-   * else a promise that settles when the upstream server has read enough. The
-   * readers of both sides await it, so an upstream server that stops reading
-   * stops the bridge from reading, instead of filling its memory.
-   */
-  hold?(): Promise<void> | undefined;
   /** Resolves once, when the link ends for any reason. */
   readonly ended: Promise<LinkEnd>;
   /**

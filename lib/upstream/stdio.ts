@@ -56,6 +56,12 @@ function toUpstreamFrame(bytes: Uint8Array): UpstreamFrame {
   return { kind: "invalid", id: scan.found ? scan.id : null };
 }
 
+/** True for a request of the upstream server (it has a method and an id). */
+function isRequest(frame: UpstreamFrame): boolean {
+  return frame.kind === "message" && typeof frame.value.method === "string" &&
+    Object.hasOwn(frame.value, "id");
+}
+
 /** True when the promise settles within `ms`; the timer never outlives the race. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -93,6 +99,8 @@ class StdioLink implements UpstreamLink {
   /** True while the sink of the frames holds the reader (back pressure). */
   #held = false;
   #readDone = false;
+  /** The last sender that waits for the writer's high water; the next ones wait behind it. */
+  #waiting: Promise<void> | undefined;
 
   /** `wrapped`: started through the wrapper, whose codes 126 and 127 mean "cannot execute". */
   constructor(child: Deno.ChildProcess, options: StdioLinkOptions, wrapped: boolean) {
@@ -123,7 +131,7 @@ class StdioLink implements UpstreamLink {
   async read(onFrame: FrameSink): Promise<void> {
     const sink = (frame: UpstreamFrame) => {
       this.#lastFrameAt = Date.now();
-      const hold = onFrame(frame);
+      const hold = onFrame(frame) ?? (isRequest(frame) ? this.#sendersWait() : undefined);
       if (!hold) return;
       this.#held = true;
       return hold.finally(() => {
@@ -144,12 +152,42 @@ class StdioLink implements UpstreamLink {
     }
   }
 
+  /**
+   * While the writer is above its high water, a promise that settles when it
+   * is under it and no sender waits. A request of the child (a ping) gets its
+   * answer on stdin: a child that floods requests without reading its stdin
+   * waits for the reader, instead of filling the memory with answers.
+   * Responses are never held this way: a child that blocks on a full stdout
+   * before it reads its stdin would otherwise never be read again.
+   */
+  #sendersWait(): Promise<void> | undefined {
+    if (!this.#waiting && !this.#writer.hold()) return undefined;
+    return (async () => {
+      for (;;) {
+        const wait = this.#waiting ?? this.#writer.hold();
+        if (!wait || this.#closing) return;
+        await wait;
+      }
+    })();
+  }
+
   send(message: Message): Promise<void> {
     if (this.#closing) return Promise.reject(new UpstreamFailure("closed"));
-    // A child that stops reading its stdin holds the sender, not the memory.
-    const hold = this.#writer.hold();
-    const written = this.#writer.write(message);
-    return hold ? hold.then(() => written) : written;
+    if (!this.#waiting && !this.#writer.hold()) return this.#writer.write(message);
+    // A child that stops reading its stdin holds the senders, in their order:
+    // a message goes into the writer's queue only below its high water.
+    let written: Promise<void> = Promise.resolve();
+    const queued = (this.#waiting ?? Promise.resolve()).then(async () => {
+      for (let hold = this.#writer.hold(); hold; hold = this.#writer.hold()) await hold;
+      written = this.#closing
+        ? Promise.reject(new UpstreamFailure("closed"))
+        : this.#writer.write(message);
+    });
+    this.#waiting = queued;
+    queued.then(() => {
+      if (this.#waiting === queued) this.#waiting = undefined;
+    });
+    return queued.then(() => written);
   }
 
   close(): Promise<void> {
@@ -158,6 +196,10 @@ class StdioLink implements UpstreamLink {
   }
 
   async #stop(): Promise<void> {
+    // What the child still writes belongs to no request: a flood of it must
+    // not hold the close (or starve the timers of its deadlines), and a
+    // process that the child started must not keep the read open.
+    this.#stopReading.abort();
     // A child that does not read its stdin never takes the last write: the
     // close of stdin has the same deadline as each later step.
     const closed = this.#writer.close();

@@ -9,7 +9,7 @@ import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 import { spawnStdioLink, type StdioLinkOptions } from "../../lib/upstream/stdio.ts";
-import { within } from "../wait.ts";
+import { waitFor, within } from "../wait.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -59,6 +59,7 @@ Deno.test({
     const l = await link("trap '' TERM; echo ready; exec sleep 30");
     const frames: UpstreamFrame[] = [];
     const reading = l.read((frame) => void frames.push(frame));
+    await waitFor("the first line", () => frames.length === 1);
     // Fill the pipe: these writes never complete.
     const big = { jsonrpc: "2.0" as const, method: "x", params: { pad: "y".repeat(256 * 1024) } };
     for (let i = 0; i < 8; i++) l.send(big).catch(() => {});
@@ -69,7 +70,6 @@ Deno.test({
     strictEqual(took >= 350 && took < 2000, true, `${took} ms`);
     deepStrictEqual(await l.ended, { kind: "exited", code: null });
     await within(reading, 2000, "end of the read");
-    strictEqual(frames.length, 1);
   },
 });
 
@@ -166,6 +166,54 @@ Deno.test({
       stop(pid);
       await client.close();
     }
+  },
+});
+
+Deno.test({
+  name: "a flood of pings from a child that does not read its stdin pauses the read of its stdout",
+  ignore: !posix,
+  async fn() {
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    // 300,000 pings (about 11 MB of answers); the shell reads none of the answers.
+    const l = await link(`yes '${ping}' | head -n 300000; exec sleep 30`);
+    let frames = 0;
+    const client = new UpstreamClient(
+      tap(l, () => void frames++),
+      CLIENT,
+    );
+    // The answers wait for the child: the reader stops at about the writer's high water.
+    let last = -1;
+    await waitFor("a pause of the read", async () => {
+      await new Promise((r) => setTimeout(r, 200));
+      const still = frames === last;
+      last = frames;
+      return still;
+    }, { timeoutMs: 5000 });
+    strictEqual(frames > 1000 && frames < 100_000, true, `${frames} frames read`);
+    await within(client.close(), 3000, "close of the client");
+  },
+});
+
+Deno.test({
+  name: "sends above the high water wait for the child, in their order, and none is lost",
+  ignore: !posix,
+  async fn() {
+    // The child reads nothing for 300 ms, then echoes its stdin.
+    const l = await link("sleep 0.3; exec cat", { stopGraceMs: 2000 });
+    const seen: number[] = [];
+    const reading = l.read((frame) => {
+      if (frame.kind === "message") seen.push((frame.value.params as { n: number }).n);
+    });
+    const pad = "p".repeat(1024);
+    const sends = [];
+    for (let n = 0; n < 4000; n++) {
+      sends.push(l.send({ jsonrpc: "2.0", method: "x", params: { n, pad } }));
+    }
+    await within(Promise.all(sends), 5000, "the sends");
+    await waitFor("the echo of every message", () => seen.length === 4000);
+    deepStrictEqual(seen, Array.from({ length: 4000 }, (_, n) => n));
+    await l.close();
+    await reading;
   },
 });
 

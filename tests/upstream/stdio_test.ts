@@ -218,7 +218,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "start: a missing command is spawn_failed, through the wrapper and without it",
+  name:
+    "start: a missing or not executable command is spawn_failed, through the wrapper and without it",
   ignore: !linux,
   async fn() {
     const missing = { command: "no-such-command-x9", args: [], maxLineBytes: 1024 };
@@ -232,6 +233,21 @@ Deno.test({
     const direct = await spawnStdioLink({ ...missing, stopGraceMs: 200, deathSignalWrapper: null })
       .catch((e) => e);
     strictEqual(direct instanceof UpstreamFailure && direct.kind, "spawn_failed");
+    // A file that is not executable: 126 through setpriv, a refused spawn without it.
+    const file = await Deno.makeTempFile();
+    try {
+      const notExecutable = { command: file, args: [], maxLineBytes: 1024, stopGraceMs: 200 };
+      const viaWrapper = await spawnStdioLink(notExecutable);
+      viaWrapper.read(() => {});
+      const refused = await viaWrapper.ended;
+      strictEqual(refused.kind === "failed" && refused.failure?.kind, "spawn_failed");
+      await viaWrapper.close();
+      const plain = await spawnStdioLink({ ...notExecutable, deathSignalWrapper: null })
+        .catch((e) => e);
+      strictEqual(plain instanceof UpstreamFailure && plain.kind, "spawn_failed");
+    } finally {
+      await Deno.remove(file);
+    }
     // A wrapper that is not on the PATH: the command starts directly.
     const unwrapped = await spawnStdioLink({
       command: "sh",

@@ -81,6 +81,13 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
  */
 const EXIT_QUIET_MS = 250;
 
+/**
+ * The longest time the reader handles frames without a turn of the event
+ * loop: reads of a full pipe complete at once, and a flood of the child
+ * would otherwise starve the timers (the time limits) and the other reader.
+ */
+const YIELD_MS = 20;
+
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 class StdioLink implements UpstreamLink {
@@ -129,9 +136,12 @@ class StdioLink implements UpstreamLink {
   }
 
   async read(onFrame: FrameSink): Promise<void> {
+    let turn = Date.now();
     const sink = (frame: UpstreamFrame) => {
-      this.#lastFrameAt = Date.now();
-      const hold = onFrame(frame) ?? (isRequest(frame) ? this.#sendersWait() : undefined);
+      const now = this.#lastFrameAt = Date.now();
+      let hold = onFrame(frame) ?? (isRequest(frame) ? this.#sendersWait() : undefined);
+      if (!hold && now - turn >= YIELD_MS) hold = delay(0);
+      if (hold) turn = now;
       if (!hold) return;
       this.#held = true;
       return hold.finally(() => {

@@ -195,6 +195,32 @@ Deno.test({
 });
 
 Deno.test({
+  name: "a flood of the child's output leaves the timers their turns",
+  ignore: !posix,
+  async fn() {
+    const note = '{"jsonrpc":"2.0","method":"notifications/x","params":{}}';
+    const l = await link(`yes '${note}' | head -n 500000`);
+    let frames = 0;
+    let worst = 0;
+    let last = Date.now();
+    const timer = setInterval(() => {
+      const now = Date.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 10);
+    try {
+      await l.read(() => void frames++);
+    } finally {
+      clearInterval(timer);
+    }
+    strictEqual(frames, 500_000);
+    // Without a turn of the event loop every few ms, this gap was about a second.
+    strictEqual(worst < 400, true, `a 10 ms timer waited ${worst} ms`);
+    await l.close();
+  },
+});
+
+Deno.test({
   name: "sends above the high water wait for the child, in their order, and none is lost",
   ignore: !posix,
   async fn() {

@@ -102,6 +102,10 @@ class StdioLink implements UpstreamLink {
   #sawOutput = false;
   /** Stops the read of stdout when the child stopped and its output is quiet. */
   #stopReading = new AbortController();
+  /** Settles when the read is stopped. */
+  #readStopped = new Promise<void>((resolve) =>
+    this.#stopReading.signal.addEventListener("abort", () => resolve(), { once: true })
+  );
   #lastFrameAt = 0;
   /** True while the sink of the frames holds the reader (back pressure). */
   #held = false;
@@ -144,7 +148,8 @@ class StdioLink implements UpstreamLink {
       if (hold) turn = now;
       if (!hold) return;
       this.#held = true;
-      return hold.finally(() => {
+      // A hold ends with the read: a client that stopped reading cannot hold the close.
+      return Promise.race([hold, this.#readStopped]).finally(() => {
         this.#held = false;
         this.#lastFrameAt = Date.now();
       });

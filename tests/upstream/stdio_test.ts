@@ -221,6 +221,23 @@ Deno.test({
 });
 
 Deno.test({
+  name: "close ends the read also while the sink holds it for ever (a client that stopped reading)",
+  ignore: !posix,
+  async fn() {
+    const l = await link('echo "{}"; echo "{}"; exec sleep 30');
+    let frames = 0;
+    const reading = l.read(() => {
+      frames++;
+      return new Promise<void>(() => {}); // never settles
+    });
+    await waitFor("the first line", () => frames === 1);
+    await within(l.close(), 3000, "close of the link");
+    await within(reading, 1000, "end of the read");
+    strictEqual(frames, 1);
+  },
+});
+
+Deno.test({
   name: "sends above the high water wait for the child, in their order, and none is lost",
   ignore: !posix,
   async fn() {

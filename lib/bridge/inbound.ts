@@ -6,9 +6,23 @@
  */
 
 import type { Frame } from "../jsonrpc/framer.ts";
-import { type IdScan, isBridgeId, scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
-import { type ErrorObject, isObject, isRequestId, type RequestId } from "../jsonrpc/message.ts";
-import { type Classified, classify, parseLine } from "../jsonrpc/parse.ts";
+import {
+  type IdScan,
+  idTokenOf,
+  isBridgeId,
+  scanIdFromHead,
+  scanIdFromTail,
+} from "../jsonrpc/id_scan.ts";
+import {
+  type ErrorObject,
+  idOfToken,
+  idString,
+  isObject,
+  isRequestId,
+  type JsonObject,
+  type RequestId,
+} from "../jsonrpc/message.ts";
+import { type Classified, classify, decodeLine, parseLine } from "../jsonrpc/parse.ts";
 import { BridgeError } from "./errors.ts";
 import type { Answer } from "./pending.ts";
 
@@ -37,9 +51,60 @@ function rejectLine(
 ): Inbound {
   const id = scan.found ? scan.id : null;
   if (id !== null && isBridgeId(id, prefix)) {
-    return { kind: "answer", id: id as string, answer: { kind: "invalid" } };
+    return { kind: "answer", id: idString(id)!, answer: { kind: "invalid" } };
   }
   return { kind: "reject", id, error: BridgeError.of(cause, detail) };
+}
+
+/**
+ * The id of a parsed message as its line wrote it: the parsed value when it
+ * writes back as the same token (nearly always), else the token of the line
+ * (a {@linkcode RawId}), so the client gets back exactly what it sent.
+ * Undefined for a token that is not an integer although its double is
+ * (`9007199254740993.5`). The id scans of the lines that do not parse use
+ * the same rule.
+ */
+function exactId(bytes: Uint8Array, parsed: RequestId): RequestId | undefined {
+  const token = idTokenOf(bytes);
+  if (token === undefined) return parsed;
+  if (token === (typeof parsed === "string" ? JSON.stringify(parsed) : String(parsed))) {
+    return parsed;
+  }
+  let same = false;
+  try {
+    same = JSON.parse(token) === parsed;
+  } catch {
+    // not the member that was parsed
+  }
+  return same ? idOfToken(token) : parsed;
+}
+
+type Reviver = (
+  this: unknown,
+  key: string,
+  value: unknown,
+  context: { source?: string },
+) => unknown;
+
+/**
+ * Gives a notifications/cancelled the exact token of its requestId, when its
+ * value is an integer that a double cannot hold: the cancel then matches the
+ * request with the same token. A parse with a reviver costs 5-10× a plain
+ * parse, so only such a cancel gets one.
+ */
+function exactRequestId(bytes: Uint8Array, params: JsonObject): void {
+  const id = params.requestId;
+  if (typeof id !== "number" || Number.isSafeInteger(id)) return;
+  const sources = new Map<unknown, string>();
+  const reviver: Reviver = function (key, value, context) {
+    if (key === "requestId" && context.source !== undefined) sources.set(this, context.source);
+    return value;
+  };
+  const again = JSON.parse(decodeLine(bytes) ?? "null", reviver as never) as JsonObject | null;
+  const source = sources.get(again?.params);
+  const exact = source === undefined ? undefined : idOfToken(source);
+  if (exact === undefined) delete params.requestId; // not an id: it cancels nothing
+  else params.requestId = exact;
 }
 
 /**
@@ -68,8 +133,17 @@ export function readClientFrame(frame: Frame, limits: InboundLimits, prefix: str
   }
   const message = classify(parsed.value);
   switch (message.kind) {
-    case "request":
+    case "request": {
+      const id = exactId(frame.bytes, message.id);
+      if (id === undefined) {
+        return { kind: "reject", id: null, error: BridgeError.of("invalid_request_shape") };
+      }
+      return id === message.id ? message : { ...message, id };
+    }
     case "notification":
+      if (message.method === "notifications/cancelled" && isObject(message.params)) {
+        exactRequestId(frame.bytes, message.params);
+      }
       return message;
     case "response": {
       const { id } = message;
@@ -85,14 +159,15 @@ export function readClientFrame(frame: Frame, limits: InboundLimits, prefix: str
       const value = parsed.value;
       const rawId = isObject(value) ? value.id : undefined;
       if (isRequestId(rawId) && isBridgeId(rawId, prefix)) {
-        return { kind: "answer", id: rawId as string, answer: { kind: "invalid" } };
+        return { kind: "answer", id: idString(rawId)!, answer: { kind: "invalid" } };
       }
       if (message.replyId === undefined) {
         return { kind: "drop", why: "a response that is not valid" };
       }
+      const replyId = message.replyId === null ? null : exactId(frame.bytes, message.replyId);
       return {
         kind: "reject",
-        id: message.replyId,
+        id: replyId ?? null,
         error: BridgeError.of("invalid_request_shape"),
       };
     }

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { RequestId } from "./message.ts";
+import { idOfToken, idString, type RequestId } from "./message.ts";
 
 /** What a scan found. */
 export type IdScan =
@@ -22,6 +22,9 @@ export type IdScan =
 
 const NOT_FOUND: IdScan = { found: false };
 const BAD_ID: IdScan = { found: true, id: null };
+
+/** Where the value of the member `id` lies in the bytes: [start, end), or a scan outcome. */
+type Range = readonly [number, number] | IdScan;
 
 function isSpace(b: number | undefined): boolean {
   return b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
@@ -39,28 +42,42 @@ function stringEnd(bytes: Uint8Array, start: number): number {
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** Reads the value text `bytes[start, end)` as an id. */
-function readId(bytes: Uint8Array, start: number, end: number): IdScan {
-  let text: string;
+/** The text of `bytes[start, end)` without the spaces around it; undefined for invalid UTF-8. */
+function tokenAt(bytes: Uint8Array, start: number, end: number): string | undefined {
   try {
-    text = decoder.decode(bytes.subarray(start, end)).trim();
+    return decoder.decode(bytes.subarray(start, end)).trim();
   } catch {
-    return BAD_ID;
+    return undefined;
   }
-  if (text.startsWith('"')) {
-    try {
-      const value: unknown = JSON.parse(text);
-      return typeof value === "string" ? { found: true, id: value } : BAD_ID;
-    } catch {
-      return BAD_ID;
-    }
-  }
-  if (/^-?(0|[1-9][0-9]*)$/.test(text)) {
-    const n = Number(text);
-    return Number.isSafeInteger(n) ? { found: true, id: n } : BAD_ID;
-  }
-  return BAD_ID;
 }
+
+/** The id of a range: the same rule as the parsed path ({@linkcode idOfToken}). */
+function idOf(bytes: Uint8Array, range: Range): IdScan {
+  if (!Array.isArray(range)) return range as IdScan;
+  const [start, end] = range as readonly [number, number];
+  const token = tokenAt(bytes, start, end);
+  const id = token === undefined ? undefined : idOfToken(token);
+  return id === undefined ? BAD_ID : { found: true, id };
+}
+
+/**
+ * The token (the JSON text) of the member `id` of the top-level object of a
+ * valid JSON line, found from its end, then from its start; undefined when
+ * neither scan finds it.
+ */
+export function idTokenOf(bytes: Uint8Array): string | undefined {
+  for (const range of [tailRange(bytes), headRange(bytes)]) {
+    if (!Array.isArray(range)) continue;
+    const [start, end] = range as readonly [number, number];
+    const token = tokenAt(bytes, start, end);
+    // The tail scan can stop inside a nested object: `{"a":{"id":1}}`.
+    if (token !== undefined && PRIMITIVE.test(token)) return token;
+  }
+  return undefined;
+}
+
+/** A string or a literal token: nothing of an object or an array. */
+const PRIMITIVE = /^(?:"[^]*"|[-+.0-9eE]+|true|false|null)$/;
 
 /**
  * Scans from the start of a line for the member `id` of the top-level object.
@@ -75,6 +92,10 @@ function readId(bytes: Uint8Array, start: number, end: number): IdScan {
  * ```
  */
 export function scanIdFromHead(bytes: Uint8Array): IdScan {
+  return idOf(bytes, headRange(bytes));
+}
+
+function headRange(bytes: Uint8Array): Range {
   let i = 0;
   while (isSpace(bytes[i])) i++;
   if (bytes[i] !== 0x7b) return NOT_FOUND;
@@ -87,7 +108,7 @@ export function scanIdFromHead(bytes: Uint8Array): IdScan {
       if (depth === 1 && end - i === 4 && bytes[i + 1] === 0x69 && bytes[i + 2] === 0x64) {
         let j = end;
         while (isSpace(bytes[j])) j++;
-        if (bytes[j] === 0x3a) return valueAt(bytes, j + 1);
+        if (bytes[j] === 0x3a) return valueRange(bytes, j + 1);
       }
       i = end - 1;
     } else if (b === 0x7b || b === 0x5b) {
@@ -100,21 +121,21 @@ export function scanIdFromHead(bytes: Uint8Array): IdScan {
   return NOT_FOUND;
 }
 
-/** Reads the value of a member that starts at `start`, after the colon. */
-function valueAt(bytes: Uint8Array, start: number): IdScan {
+/** The range of the value of a member that starts at `start`, after the colon. */
+function valueRange(bytes: Uint8Array, start: number): Range {
   let i = start;
   while (isSpace(bytes[i])) i++;
   if (i >= bytes.length) return NOT_FOUND;
   if (bytes[i] === 0x22) {
     const end = stringEnd(bytes, i);
-    return end === -1 ? NOT_FOUND : readId(bytes, i, end);
+    return end === -1 ? NOT_FOUND : [i, end];
   }
   let end = i;
   while (end < bytes.length && bytes[end] !== 0x2c && bytes[end] !== 0x7d && !isSpace(bytes[end])) {
     end++;
   }
   if (end === bytes.length) return NOT_FOUND; // the value may go on past the head
-  return readId(bytes, i, end);
+  return [i, end];
 }
 
 /**
@@ -122,6 +143,10 @@ function valueAt(bytes: Uint8Array, start: number): IdScan {
  * object, as the TypeScript SDK 1.x writes it.
  */
 export function scanIdFromTail(bytes: Uint8Array): IdScan {
+  return idOf(bytes, tailRange(bytes));
+}
+
+function tailRange(bytes: Uint8Array): Range {
   let end = bytes.length;
   while (end > 0 && isSpace(bytes[end - 1])) end--;
   if (bytes[end - 1] !== 0x7d) return NOT_FOUND;
@@ -133,7 +158,9 @@ export function scanIdFromTail(bytes: Uint8Array): IdScan {
     // A string value: walk back to its opening quote, past escaped quotes.
     start = -1;
     for (let i = valueEnd - 2; i >= 0; i--) {
-      if (bytes[i] !== 0x22) continue;
+      // A native search: a long last string costs no loop over its bytes.
+      i = bytes.lastIndexOf(0x22, i);
+      if (i === -1) break;
       let slashes = 0;
       for (let k = i - 1; k >= 0 && bytes[k] === 0x5c; k--) slashes++;
       if (slashes % 2 === 0) {
@@ -160,10 +187,10 @@ export function scanIdFromTail(bytes: Uint8Array): IdScan {
   while (p > 0 && isSpace(bytes[p - 1])) p--;
   // The member must follow a comma or the opening brace, not sit in a string.
   if (p > 0 && bytes[p - 1] !== 0x2c && bytes[p - 1] !== 0x7b) return NOT_FOUND;
-  return readId(bytes, start, valueEnd);
+  return [start, valueEnd];
 }
 
 /** The id of the bridge's own requests starts with this prefix by default. */
 export function isBridgeId(id: RequestId, prefix: string): boolean {
-  return typeof id === "string" && id.startsWith(prefix);
+  return idString(id)?.startsWith(prefix) ?? false;
 }

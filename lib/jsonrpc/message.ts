@@ -10,8 +10,86 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** A JSON object. */
 export type JsonObject = { [key: string]: Json };
 
-/** A request id: JSON-RPC allows strings and integers (MCP forbids null). */
-export type RequestId = string | number;
+/**
+ * An id whose JSON token no JavaScript value writes back as it came: an
+ * integer beyond 2^53 (`9007199254740993`), an exponent (`1e308`), `-0`,
+ * `1.0`, a string with escapes (`"\u0041"`). It holds the token itself, as
+ * `JSON.rawJSON` makes it: JSON.stringify writes the token unchanged, so the
+ * client gets back exactly the id it sent. Never put one in a template
+ * string: it has no prototype, so it has no text conversion.
+ */
+// A type, not an interface: it is also a Json object (what it is at run time).
+export type RawId = { readonly rawJSON: string };
+
+/**
+ * A request id: JSON-RPC allows strings and integers (MCP forbids null). An
+ * id of the client that a plain value would change is a {@linkcode RawId}.
+ */
+export type RequestId = string | number | RawId;
+
+/** JSON.rawJSON and JSON.isRawJSON of Deno 2.9, which the TypeScript library does not type yet. */
+const RAW_JSON = JSON as unknown as {
+  rawJSON(text: string): RawId;
+  isRawJSON(value: unknown): boolean;
+};
+
+/** True for a {@linkcode RawId}. */
+export function isRawId(value: unknown): value is RawId {
+  return RAW_JSON.isRawJSON(value);
+}
+
+/**
+ * The exact integer that a JSON number token denotes, as decimal digits
+ * (`"1.5e1"` → `"15"`, `"-0"` → `"0"`); undefined when the token is not an
+ * integer (`"1.5"`, `"1e-1"`) or not a JSON number.
+ *
+ * @example
+ * ```ts
+ * import { integerDigits } from "./message.ts";
+ * if (integerDigits("9.007199254740993e15") !== "9007199254740993") throw new Error();
+ * ```
+ */
+export function integerDigits(token: string): string | undefined {
+  const match = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(token);
+  if (!match) return undefined;
+  const [, sign, whole, fraction = "", exponentText = "0"] = match;
+  const all = (whole! + fraction).replace(/^0+/, "");
+  if (all === "") return "0";
+  const digits = all.replace(/0+$/, "");
+  const exponent = Number(exponentText) - fraction.length + (all.length - digits.length);
+  // Above 400 digits no double is finite: JSON.parse gave Infinity, not an id.
+  if (exponent < 0 || digits.length + exponent > 400) return undefined;
+  return sign + digits + "0".repeat(exponent);
+}
+
+/**
+ * The id of a JSON token of an id (the text of a member `id`): a string or a
+ * number when its value writes back as the same token, else a
+ * {@linkcode RawId}; undefined for a token that is not an id (not a string,
+ * not an integer). The id scan and the parsed path both use it, so they agree.
+ *
+ * @example
+ * ```ts
+ * import { idOfToken } from "./message.ts";
+ * if (idOfToken("7") !== 7 || idOfToken('"a"') !== "a" || idOfToken("1.5") !== undefined) throw new Error();
+ * if (JSON.stringify({ id: idOfToken("1e308") }) !== '{"id":1e308}') throw new Error();
+ * ```
+ */
+export function idOfToken(token: string): RequestId | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(token);
+  } catch {
+    return undefined;
+  }
+  if (typeof value === "string") return JSON.stringify(value) === token ? value : rawId(token);
+  if (typeof value !== "number" || integerDigits(token) === undefined) return undefined;
+  return String(value) === token ? value : rawId(token);
+}
+
+function rawId(token: string): RawId {
+  return RAW_JSON.rawJSON(token);
+}
 
 /** A request: it has a method and an id. */
 export interface Request {
@@ -48,12 +126,30 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** True for a valid request id: a string or an integer. */
+/** True for a valid request id: a string, an integer, or a {@linkcode RawId}. */
 export function isRequestId(value: unknown): value is RequestId {
-  return typeof value === "string" || (typeof value === "number" && Number.isInteger(value));
+  return typeof value === "string" || (typeof value === "number" && Number.isInteger(value)) ||
+    isRawId(value);
 }
 
-/** A key for maps of ids: the string "1" and the number 1 are different ids. */
+/** The string of a string id, also of a {@linkcode RawId} with a string token. */
+export function idString(id: RequestId): string | undefined {
+  if (typeof id === "string") return id;
+  if (typeof id === "number" || !id.rawJSON.startsWith('"')) return undefined;
+  return JSON.parse(id.rawJSON) as string;
+}
+
+/**
+ * A key for maps of ids: the string "1" and the number 1 are different ids.
+ * Ids with the same value have the same key, whatever their token: `"\u0041"`
+ * and `"A"`, `1.0` and `1`; `9007199254740993` and `9007199254740992` differ.
+ */
 export function idKey(id: RequestId): string {
-  return typeof id === "string" ? `s:${id}` : `n:${id}`;
+  if (typeof id === "string") return `s:${id}`;
+  if (typeof id === "number") {
+    return Number.isSafeInteger(id) ? `n:${id}` : `n:${integerDigits(String(id)) ?? id}`;
+  }
+  const text = idString(id);
+  if (text !== undefined) return `s:${text}`;
+  return `n:${integerDigits(id.rawJSON) ?? id.rawJSON}`;
 }

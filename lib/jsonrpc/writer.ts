@@ -23,24 +23,6 @@ const BATCH_BYTES = 256 * 1024;
  */
 export const HIGH_WATER_BYTES = 1024 * 1024;
 
-/**
- * One hold for several outputs: undefined when none of them holds, else a
- * promise that settles when each of them has settled. A reader that feeds
- * more than one output pauses until all of them have room again.
- *
- * @example
- * ```ts
- * import { holdAll } from "./writer.ts";
- * if (holdAll(undefined, undefined) !== undefined) throw new Error();
- * await holdAll(undefined, Promise.resolve());
- * ```
- */
-export function holdAll(...holds: (Promise<void> | undefined)[]): Promise<void> | undefined {
-  const waiting = holds.filter((hold) => hold !== undefined);
-  if (waiting.length <= 1) return waiting[0];
-  return Promise.all(waiting).then(() => {});
-}
-
 /** Options of {@linkcode MessageWriter}. */
 export interface MessageWriterOptions {
   /** The backlog above which {@linkcode MessageWriter.hold} holds the readers. */

@@ -77,3 +77,45 @@ Deno.test("log messages: none without a level of the client or below it; no upst
   deepStrictEqual(logMessageFor(params, "info"), { level: "warning", data: { a: 1 }, logger: "l" });
   deepStrictEqual(logMessageFor({ level: "loud", data: 1 }, "debug"), undefined);
 });
+
+Deno.test("requests keep the exact token of their id; a cancel of 2^53 + 1 keeps its token", async () => {
+  const { isRawId } = await import("../../lib/jsonrpc/message.ts");
+  for (const token of ["9007199254740993", "1e308", "-0", '"\\u0041"']) {
+    for (
+      const text of [
+        `{"jsonrpc":"2.0","id":${token},"method":"ping"}`,
+        `{"method":"ping","jsonrpc":"2.0","id":${token}}`,
+        `{"method":"ping","params":{"id":1},"jsonrpc":"2.0","id":${token}}`,
+      ]
+    ) {
+      const inbound = readClientFrame(line(text), LIMITS, "b-");
+      deepStrictEqual(inbound.kind, "request", text);
+      if (inbound.kind !== "request") continue;
+      deepStrictEqual(isRawId(inbound.id), true, text);
+      deepStrictEqual(JSON.stringify({ id: inbound.id }), `{"id":${token}}`, text);
+    }
+  }
+  // A nested id at the end of the line is not the id of the request.
+  const nested = readClientFrame(
+    line('{"jsonrpc":"2.0","id":5,"method":"m","params":{"x":{"id":6}}}'),
+    LIMITS,
+    "b-",
+  );
+  deepStrictEqual(nested.kind === "request" && nested.id, 5);
+  const cancel = readClientFrame(
+    line(
+      '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740993}}',
+    ),
+    { ...LIMITS, max_line_bytes: 1000 },
+    "b-",
+  );
+  const requestId = cancel.kind === "notification"
+    ? (cancel.params as Record<string, unknown>).requestId
+    : undefined;
+  deepStrictEqual(JSON.stringify(requestId), "9007199254740993");
+  // A fraction whose double is an integer is not an id.
+  deepStrictEqual(
+    summary(line('{"jsonrpc":"2.0","id":9007199254740993.5,"method":"ping"}')),
+    ["reject", null, "invalid_request_shape"],
+  );
+});

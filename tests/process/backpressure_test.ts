@@ -8,117 +8,11 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { DENO, ROOT } from "./helpers.ts";
+import { RawBridge, waitFor } from "./raw_bridge.ts";
 
 const FLOOD_SERVER = [DENO, "run", "-A", `${ROOT}tests/fixtures/hostile_server.ts`];
 /** Peak RSS of the bridge in these runs; an unbounded queue passes it (~110 MB per 100,000). */
 const PEAK_LIMIT_MB = 250;
-const enc = new TextEncoder();
-
-/** The bridge as a child process, with a raw reader of its stdout that can stop reading. */
-class RawBridge implements AsyncDisposable {
-  readonly child: Deno.ChildProcess;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
-  readonly #decoder = new TextDecoder();
-  #buffer = "";
-  #lines: string[] = [];
-  stderr = "";
-  readonly #stderrDone: Promise<void>;
-
-  constructor(upstream: string[]) {
-    this.child = new Deno.Command(DENO, {
-      args: ["run", "-q", "-P", `${ROOT}main.ts`, "--", ...upstream],
-      cwd: ROOT,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#writer = this.child.stdin.getWriter();
-    this.#reader = this.child.stdout.getReader();
-    const stderr = this.child.stderr;
-    this.#stderrDone = (async () => {
-      for await (const text of stderr.pipeThrough(new TextDecoderStream())) this.stderr += text;
-    })();
-  }
-
-  write(text: string): Promise<void> {
-    return this.#writer.write(enc.encode(text));
-  }
-
-  /** The next line of the bridge's output (null at its end). */
-  async line(): Promise<string | null> {
-    while (this.#lines.length === 0) {
-      const { done, value } = await this.#reader.read();
-      if (done) return null;
-      this.#buffer += this.#decoder.decode(value, { stream: true });
-      const parts = this.#buffer.split("\n");
-      this.#buffer = parts.pop()!;
-      this.#lines = parts;
-    }
-    return this.#lines.shift()!;
-  }
-
-  async message(): Promise<Record<string, unknown>> {
-    const line = await this.line();
-    if (line === null) throw new Error(`the output ended; stderr:\n${this.stderr}`);
-    return JSON.parse(line);
-  }
-
-  async initialize(): Promise<void> {
-    await this.write(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: "init",
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "t", version: "1" },
-        },
-      }) + "\n",
-    );
-    strictEqual((await this.message()).id, "init");
-    await this.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-  }
-
-  /** The peak resident memory of the bridge so far, in MB. */
-  peakMb(): number {
-    // Deno asks for all permissions to read /proc directly; cat needs only run.
-    const status = new TextDecoder().decode(
-      new Deno.Command("cat", { args: [`/proc/${this.child.pid}/status`] }).outputSync().stdout,
-    );
-    return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-  }
-
-  async exit(): Promise<number> {
-    await this.#writer.close();
-    for (;;) if (await this.line() === null) break;
-    const status = await this.child.status;
-    await this.#stderrDone;
-    return status.code;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.#writer.close().catch(() => {});
-    try {
-      this.child.kill("SIGKILL");
-    } catch {
-      // stopped
-    }
-    await this.#reader.cancel().catch(() => {});
-    await this.child.status;
-    await this.#stderrDone;
-  }
-}
-
-/** Resolves when `check` holds; polls every 20 ms, fails after `ms`. */
-async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 Deno.test("a client that does not read stops the bridge from reading; then all responses come, in order", async () => {
   await using bridge = new RawBridge(FLOOD_SERVER);

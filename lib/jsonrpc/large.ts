@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isObject, type Json, type Message } from "./message.ts";
+import { isObject, isRawId, type Json, type Message } from "./message.ts";
 
 /** A line above this size marks its result as large. */
 export const LARGE_MESSAGE_BYTES = 1024 * 1024;
@@ -59,7 +59,9 @@ function takeLongStrings(root: Json, marker: string): Hole[] {
             node[i] = marker + holes.length;
             holes.push({ holder: node, key: i, text: value });
           }
-        } else if (typeof value === "object" && value !== null) stack.push(value);
+        } else if (typeof value === "object" && value !== null && !isRawId(value)) {
+          stack.push(value); // a RawId (an exact id) is frozen and written as it is
+        }
       }
     } else if (typeof node === "object" && node !== null) {
       for (const key in node) {
@@ -69,7 +71,9 @@ function takeLongStrings(root: Json, marker: string): Hole[] {
             node[key] = marker + holes.length;
             holes.push({ holder: node, key, text: value });
           }
-        } else if (typeof value === "object" && value !== null) stack.push(value);
+        } else if (typeof value === "object" && value !== null && !isRawId(value)) {
+          stack.push(value); // a RawId (an exact id) is frozen and written as it is
+        }
       }
     }
   }

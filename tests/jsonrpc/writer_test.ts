@@ -120,3 +120,16 @@ Deno.test("the sliced path writes the bytes of JSON.stringify: escapes, lone sur
     deepStrictEqual(JSON.stringify(message) === before, true);
   }
 });
+
+Deno.test("the sliced path writes an exact id (a RawId) as it is, also a long one", async () => {
+  const { markLarge, serializeInChunks } = await import("../../lib/jsonrpc/large.ts");
+  const { idOfToken } = await import("../../lib/jsonrpc/message.ts");
+  for (const token of ["9007199254740993", '"' + "\\u0041".repeat(60_000) + '"']) {
+    const result = { text: "z".repeat(300_000) };
+    markLarge(result);
+    const message = { jsonrpc: "2.0" as const, id: idOfToken(token)!, result };
+    const text = [...serializeInChunks(message)].map((c) => new TextDecoder().decode(c)).join("");
+    deepStrictEqual(text.startsWith(`{"jsonrpc":"2.0","id":${token},"result":{"text":"zzz`), true);
+    deepStrictEqual(text, JSON.stringify(message) + "\n");
+  }
+});

@@ -2,6 +2,7 @@
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { MODERN_SERVER, RAW_SERVER } from "../process/helpers.ts";
+import { buildServer } from "../../scripts/embed_server.ts";
 import { startFrontend } from "./harness.ts";
 
 Deno.test("a request without a response in its limit gets timeout with the method and the limit", async () => {
@@ -28,7 +29,8 @@ Deno.test("a request without a response in its limit gets timeout with the metho
 });
 
 Deno.test("the in-flight limit is a named limit that tests can make smaller", async () => {
-  const t = startFrontend({ max_in_flight_requests: 2 }, MODERN_SERVER);
+  // Over the memory link: an SDK v2 server in process, no child to start.
+  const t = startFrontend({ max_in_flight_requests: 2 }, buildServer);
   await t.initialize();
   for (const id of [2, 3, 4]) {
     await t.send({

@@ -10,7 +10,12 @@
 import { parseArgs } from "node:util";
 import { basename, extname } from "node:path";
 import { Frontend } from "./lib/bridge/frontend.ts";
-import { DEFAULT_LIMITS, type Limits } from "./lib/bridge/limits.ts";
+import {
+  limitFlagOptions,
+  limitFlagsUsage,
+  type Limits,
+  parseLimitFlags,
+} from "./lib/bridge/limits.ts";
 import {
   createLogger,
   isLogLevel,
@@ -18,22 +23,34 @@ import {
   redirectConsoleToStderr,
 } from "./lib/bridge/log.ts";
 import { spawnStdioLink } from "./lib/upstream/stdio.ts";
+import {
+  connectRemote,
+  HTTP_FLAGS,
+  HTTP_USAGE,
+  httpFlagsGiven,
+  type HttpFlagValues,
+  isUrlArgument,
+  parseRemote,
+  RemoteArgumentError,
+  type RemoteTarget,
+} from "./lib/upstream/http_options.ts";
 import { VERSION } from "./lib/version.ts";
 import { VSCODE_PROFILE } from "./lib/vscode/profile.ts";
 
 /** The usage text of the CLI. */
 export const USAGE = `Usage: mcp-bridge-vscode [options] -- COMMAND [ARG...]
+       mcp-bridge-vscode [options] URL
 
-Runs COMMAND, an MCP server of revision 2026-07-28 on stdio, and serves it to
-VS Code as an MCP server of revision 2025-11-25 on stdin and stdout.
+Runs COMMAND, an MCP server of revision 2026-07-28 on stdio (or connects to
+the MCP server of revision 2026-07-28 at URL, over Streamable HTTP), and
+serves it to VS Code as an MCP server of revision 2025-11-25 on stdin and
+stdout.
 
 Options:
   --name NAME                 The server name when the upstream gives none
                               (default: the file name of COMMAND)
-  --discover-timeout SECONDS  The time limit of server/discover (default: 60)
-  --max-line-bytes N          The longest line in each direction (default: 67108864)
-  --log-level LEVEL           error, warn, info or debug (default: info)
-  --help                      Show this text
+${limitFlagsUsage()}  --log-level LEVEL           error, warn, info or debug (default: info)
+${HTTP_USAGE}  --help                      Show this text
   --version                   Show the version
 `;
 
@@ -48,29 +65,13 @@ export type Command =
     readonly name: string;
     readonly logLevel: LogLevel;
     readonly limits: Limits;
+    /** An upstream server at a URL (then `command` is empty). */
+    readonly remote?: RemoteTarget;
   };
 
 /** A command line that is not valid; the message is one line. */
 export class UsageError extends Error {
   override name = "UsageError";
-}
-
-function positiveNumber(
-  flag: string,
-  text: string | undefined,
-  integer: boolean,
-): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (
-    text.trim() === "" || !Number.isFinite(value) || value <= 0 ||
-    (integer && !Number.isSafeInteger(value))
-  ) {
-    throw new UsageError(
-      `${flag} needs a positive ${integer ? "integer" : "number"}, not "${text}"`,
-    );
-  }
-  return value;
 }
 
 /** Parses the arguments of the program (without the program name). */
@@ -85,11 +86,11 @@ export function parseCommandLine(argv: readonly string[]): Command {
       strict: true,
       options: {
         "name": { type: "string" },
-        "discover-timeout": { type: "string" },
-        "max-line-bytes": { type: "string" },
+        ...limitFlagOptions(),
         "log-level": { type: "string" },
         "help": { type: "boolean" },
         "version": { type: "boolean" },
+        ...HTTP_FLAGS,
       },
     });
   } catch (error) {
@@ -101,8 +102,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
   const commandLine = split === -1 ? parsed.positionals : argv.slice(split + 1);
-  const [command, ...args] = commandLine;
-  if (command === undefined || command === "") {
+  const remote = remoteOf(split === -1 ? parsed.positionals : [], values);
+  const [command, ...args] = remote ? [""] : commandLine;
+  if (!remote && (command === undefined || command === "")) {
     throw new UsageError("the upstream COMMAND is missing");
   }
   const logLevel = values["log-level"] ?? "info";
@@ -112,21 +114,40 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (values.name !== undefined && values.name.trim() === "") {
     throw new UsageError("--name needs a name");
   }
-  const discoverSeconds = positiveNumber("--discover-timeout", values["discover-timeout"], false);
-  const maxLineBytes = positiveNumber("--max-line-bytes", values["max-line-bytes"], true);
+  const limits = parseLimitFlags(values);
+  if (!limits.ok) throw new UsageError(limits.message);
   return {
     kind: "run",
-    command,
+    command: command!,
     args,
-    name: values.name ?? basename(command, extname(command)),
+    ...(remote && { remote }),
+    name: values.name ?? (remote ? remote.url.hostname : basename(command!, extname(command!))),
     logLevel,
-    limits: {
-      ...DEFAULT_LIMITS,
-      ...(discoverSeconds !== undefined &&
-        { discover_timeout_ms: Math.round(discoverSeconds * 1000) }),
-      ...(maxLineBytes !== undefined && { max_line_bytes: maxLineBytes }),
-    },
+    limits: limits.limits,
   };
+}
+
+/**
+ * The URL upstream of the command line: one positional that is a URL, with
+ * the HTTP flags. HTTP flags without a URL are not valid.
+ */
+function remoteOf(
+  positionals: readonly string[],
+  values: HttpFlagValues,
+): RemoteTarget | undefined {
+  const [first, ...rest] = positionals;
+  if (first === undefined || !isUrlArgument(first)) {
+    const flag = httpFlagsGiven(values);
+    if (flag) throw new UsageError(`${flag} needs an upstream server at a URL`);
+    return undefined;
+  }
+  if (rest.length > 0) throw new UsageError("a URL upstream takes no arguments after the URL");
+  try {
+    return parseRemote(first, values);
+  } catch (error) {
+    if (error instanceof RemoteArgumentError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 async function main(): Promise<number> {
@@ -152,19 +173,21 @@ async function main(): Promise<number> {
     return 0;
   }
   const log = createLogger(profile.name, cli.logLevel);
-  const { command, args, limits } = cli;
+  const { command, args, limits, remote } = cli;
   const frontend = new Frontend({
     profile,
     limits,
     log,
     fallback: { name: cli.name, version: VERSION },
-    connect: () =>
-      spawnStdioLink({
-        command,
-        args,
-        maxLineBytes: limits.max_line_bytes,
-        stopGraceMs: limits.child_stop_grace_ms,
-      }),
+    connect: remote
+      ? connectRemote(remote, { debug: (message) => log.debug(message) })
+      : () =>
+        spawnStdioLink({
+          command,
+          args,
+          maxLineBytes: limits.max_line_bytes,
+          stopGraceMs: limits.child_stop_grace_ms,
+        }),
     output: Deno.stdout.writable,
   });
   // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.

@@ -7,8 +7,12 @@ import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { LineSplitter } from "../process/helpers.ts";
+import { within } from "../wait.ts";
 
 type Obj = Record<string, unknown>;
+
+/** How long `next` waits for a message: a message that never comes fails the test. */
+const NEXT_TIMEOUT_MS = 5_000;
 
 export const INIT = {
   protocolVersion: "2025-11-25",
@@ -22,7 +26,8 @@ export interface Harness {
   /** The log lines, at the debug level. */
   readonly logs: string[];
   send(message: unknown): Promise<void>;
-  next(): Promise<Obj>;
+  /** The next message; fails after `ms` (5 s by default) or at the end of the output. */
+  next(ms?: number): Promise<Obj>;
   /** Messages until the response of `id`, which is the last. */
   untilId(id: unknown): Promise<Obj[]>;
   initialize(capabilities?: Obj): Promise<Obj>;
@@ -66,7 +71,13 @@ export function startFrontend(limits: Partial<Limits>, command: string[] | Serve
     frontend,
     logs,
     send: (message) => writer.write(encoder.encode(JSON.stringify(message) + "\n")),
-    next: async () => JSON.parse((await lines.next()).value),
+    async next(ms = NEXT_TIMEOUT_MS) {
+      const line = await within(lines.next(), ms, "message from the front end").catch((e) => {
+        throw new Error(`${e.message}; the log:\n${logs.join("")}`);
+      });
+      if (line.done) throw new Error(`the output ended; the log:\n${logs.join("")}`);
+      return JSON.parse(line.value);
+    },
     async untilId(id) {
       const out: Obj[] = [];
       for (;;) {

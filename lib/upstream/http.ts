@@ -1,0 +1,341 @@
+/**
+ * The HTTP link: the upstream server is at a URL and speaks the Streamable
+ * HTTP transport of revision 2026-07-28. Each message is its own POST; the
+ * response of a request is one JSON object or an SSE stream of that request
+ * (progress, log messages, events, then the result). There are no sessions
+ * and no GET stream; `subscriptions/listen` is a request like the others.
+ *
+ * What this takes from the SDK v2 client transport
+ * (`StreamableHTTPClientTransport` of `@modelcontextprotocol/client` 2.4.0):
+ * the headers of a POST and their values, the media types it accepts, a 400
+ * with the JSON-RPC error of the request delivered as that error, and a
+ * 202 for a notification. What it does not take, and why: the transport
+ * reads a JSON body and each SSE event without a limit, validates each
+ * message against the schemas (the bridge repairs results instead), follows
+ * redirects to other paths of the origin with the headers of the user, and
+ * owns the OAuth flow (here a {@linkcode TokenSource} does).
+ *
+ * A failure never names the URL (its path or query can hold a key), a
+ * header value or a token: it carries only its kind and the HTTP status.
+ *
+ * @module
+ */
+
+import { scanIdFromHead } from "../jsonrpc/id_scan.ts";
+import { LARGE_MESSAGE_BYTES, markLarge } from "../jsonrpc/large.ts";
+import {
+  isObject,
+  type Json,
+  type JsonObject,
+  type Message,
+  type RequestId,
+} from "../jsonrpc/message.ts";
+import { UpstreamFailure } from "./failure.ts";
+import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
+import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
+import { readBounded, readEvents, TooLargeError } from "./sse.ts";
+import type { TokenSource } from "./token_source.ts";
+
+/** Options of {@linkcode createHttpLink}. */
+export interface HttpLinkOptions {
+  /** The URL of the upstream server; it never reaches a log line or an error. */
+  readonly url: URL;
+  /** The headers of `--header-env`, on every POST. */
+  readonly headers?: readonly (readonly [string, string])[];
+  /** The largest JSON response and the largest event of a stream. */
+  readonly maxResponseBytes: number;
+  /** The HTTP client (CA certificates); the default client of fetch without it. */
+  readonly client?: Deno.HttpClient;
+  /** The sign-in; without it a 401 or 403 fails the request. */
+  readonly tokenSource?: TokenSource;
+  /** A debug line for what the link drops (it names no URL). */
+  readonly debug?: (message: string) => void;
+}
+
+/** How many challenges one request answers before it is refused. */
+const MAX_CHALLENGES = 3;
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** The JSON media type of a Content-Type header, or the text stream type, or undefined. */
+function mediaType(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  return header.split(";", 1)[0]!.trim().toLowerCase();
+}
+
+/** Parses the bytes of one message; undefined when they are not a JSON object. */
+function parseMessage(bytes: Uint8Array): JsonObject | undefined {
+  try {
+    const value = JSON.parse(decoder.decode(bytes)) as Json;
+    if (!isObject(value)) return undefined;
+    if (bytes.length > LARGE_MESSAGE_BYTES) markLarge(value.result);
+    return value;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True for the response (result or error) of the request `id`. */
+function isResponseOf(message: JsonObject, id: Json): boolean {
+  return message.id === id && typeof message.method !== "string" &&
+    (Object.hasOwn(message, "result") || Object.hasOwn(message, "error"));
+}
+
+/** One request in flight: its fetch can be aborted. */
+interface Exchange {
+  readonly controller: AbortController;
+}
+
+class HttpLink implements UpstreamLink {
+  readonly isRemote = true;
+  readonly ended: Promise<LinkEnd>;
+  readonly #o: HttpLinkOptions;
+  #sink: FrameSink | undefined;
+  /** Frames that came before `read` (none in practice: the client reads at once). */
+  #early: UpstreamFrame[] = [];
+  #closed = false;
+  #close!: () => void;
+  #exchanges = new Map<Json, Exchange>();
+  /** POSTs of notifications and responses, awaited at the close. */
+  #posts = new Set<Promise<void>>();
+  /** The tools/list requests in flight: their results give the Mcp-Param headers. */
+  #toolLists = new Set<Json>();
+  #paramHeaders = new Map<string, readonly ParamHeader[]>();
+
+  /** Only with a sign-in: a listen stream refused with 401 or 403 waits for it. */
+  readonly nextSignIn?: () => Promise<void>;
+  readonly setUrlPrompt?: (prompt: UrlPrompt | undefined) => void;
+
+  constructor(options: HttpLinkOptions) {
+    this.#o = options;
+    const source = options.tokenSource;
+    if (source) {
+      this.nextSignIn = () => source.nextSignIn();
+      this.setUrlPrompt = (prompt) => source.setUrlPrompt(prompt);
+    }
+    this.ended = new Promise((resolve) => {
+      this.#close = () => resolve({ kind: "closed" });
+    });
+  }
+
+  read(onFrame: FrameSink): Promise<void> {
+    this.#sink = onFrame;
+    for (const frame of this.#early.splice(0)) void onFrame(frame);
+    return this.ended.then(() => {});
+  }
+
+  send(message: Message): Promise<void> {
+    if (this.#closed) return Promise.reject(new UpstreamFailure("closed"));
+    const msg = message as JsonObject;
+    const method = msg.method;
+    if (typeof method === "string" && Object.hasOwn(msg, "id")) {
+      const id = msg.id ?? null;
+      const exchange: Exchange = { controller: new AbortController() };
+      this.#exchanges.set(id, exchange);
+      if (method === "tools/list") this.#toolLists.add(id);
+      this.#request(msg, id, exchange).finally(() => {
+        if (this.#exchanges.get(id) === exchange) this.#exchanges.delete(id);
+        this.#toolLists.delete(id);
+      });
+      return Promise.resolve();
+    }
+    if (method === "notifications/cancelled") {
+      // The cancellation is its own POST, and the request's fetch stops now:
+      // no frame of a cancelled request reaches the client.
+      const params = isObject(msg.params) ? msg.params : undefined;
+      const id = params?.requestId;
+      const exchange = id === undefined ? undefined : this.#exchanges.get(id);
+      if (exchange) {
+        this.#exchanges.delete(id!);
+        exchange.controller.abort();
+      }
+    }
+    const post = this.#notify(msg).finally(() => this.#posts.delete(post));
+    this.#posts.add(post);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      for (const exchange of this.#exchanges.values()) exchange.controller.abort();
+      this.#exchanges.clear();
+      this.#close();
+    }
+    // A notification in flight (a cancellation) gets a short time to leave.
+    return Promise.race([
+      Promise.allSettled([...this.#posts]).then(() => {}),
+      new Promise<void>((resolve) => setTimeout(resolve, 250)),
+    ]).finally(() => this.#o.client?.close());
+  }
+
+  #deliver(frame: UpstreamFrame, exchange?: Exchange): void | Promise<void> {
+    if (this.#closed || exchange?.controller.signal.aborted) return;
+    if (!this.#sink) {
+      this.#early.push(frame);
+      return;
+    }
+    return this.#sink(frame);
+  }
+
+  /** The headers of one POST, without the token. */
+  #headers(message: JsonObject): Headers {
+    const headers = new Headers();
+    for (const [name, value] of this.#o.headers ?? []) headers.set(name, value);
+    headers.set("content-type", "application/json");
+    headers.set("accept", "application/json, text/event-stream");
+    for (const [name, value] of mirroredHeaders(message, (tool) => this.#paramHeaders.get(tool))) {
+      headers.set(name, value);
+    }
+    return headers;
+  }
+
+  /** One POST, with the token of the token source and its answers to challenges. */
+  async #post(message: JsonObject, body: string, signal: AbortSignal): Promise<Response> {
+    const source = this.#o.tokenSource;
+    for (let attempt = 1;; attempt++) {
+      const headers = this.#headers(message);
+      const token = await source?.authorization(signal);
+      if (token !== undefined) headers.set("authorization", token);
+      const response = await fetch(this.#o.url, {
+        method: "POST",
+        headers,
+        body,
+        signal,
+        // A redirect could carry the headers of the user to another place.
+        redirect: "manual",
+        ...(this.#o.client && { client: this.#o.client }),
+      });
+      const status = response.status;
+      if ((status !== 401 && status !== 403) || !source) return response;
+      const wwwAuthenticate = response.headers.get("www-authenticate") ?? undefined;
+      await response.body?.cancel().catch(() => {});
+      if (attempt >= MAX_CHALLENGES) throw refused(status);
+      let outcome;
+      try {
+        outcome = await source.challenge({ status, wwwAuthenticate }, attempt, signal);
+      } catch (error) {
+        if (error instanceof UpstreamFailure) throw error;
+        throw new UpstreamFailure("sign_in", { status, signIn: { cause: "sign_in_failed" } });
+      }
+      if (outcome !== "retry") throw refused(status);
+    }
+  }
+
+  async #request(message: JsonObject, id: Json, exchange: Exchange): Promise<void> {
+    const { signal } = exchange.controller;
+    const fail = (failure: UpstreamFailure) =>
+      this.#deliver({ kind: "failed", id: id as RequestId, failure }, exchange);
+    try {
+      const response = await this.#post(message, JSON.stringify(message), signal);
+      await this.#response(response, id, exchange);
+    } catch (error) {
+      if (signal.aborted || this.#closed) return;
+      if (error instanceof UpstreamFailure) await fail(error);
+      else if (error instanceof TooLargeError) await fail(new UpstreamFailure("invalid_response"));
+      else await fail(new UpstreamFailure("transport_failed"));
+    }
+  }
+
+  async #response(response: Response, id: Json, exchange: Exchange): Promise<void> {
+    const status = response.status;
+    const type = mediaType(response.headers.get("content-type"));
+    const limit = this.#o.maxResponseBytes;
+    const body = response.body;
+    if (status < 200 || status > 299 || status === 202 || !body) {
+      if (status === 400 && body && type === "application/json") {
+        // Revision 2026-07-28 answers a request that it refuses with a 400
+        // and the JSON-RPC error of that request: the error goes on.
+        const message = parseMessage(await readBounded(body, limit));
+        if (message && isResponseOf(message, id)) {
+          await this.#deliver({ kind: "message", value: message }, exchange);
+          return;
+        }
+      } else await body?.cancel().catch(() => {});
+      const ok = status >= 200 && status <= 299;
+      throw new UpstreamFailure(ok ? "invalid_response" : "transport_failed", { status });
+    }
+    if (type === "application/json") {
+      const length = Number(response.headers.get("content-length") ?? Number.NaN);
+      if (length > limit) {
+        await body.cancel().catch(() => {});
+        throw new TooLargeError(limit);
+      }
+      const message = parseMessage(await readBounded(body, limit));
+      if (!message) throw new UpstreamFailure("invalid_response");
+      this.#observe(id, message);
+      await this.#deliver({ kind: "message", value: message }, exchange);
+      if (!isResponseOf(message, id)) throw new UpstreamFailure("invalid_response");
+      return;
+    }
+    if (type !== "text/event-stream") {
+      await body.cancel().catch(() => {});
+      throw new UpstreamFailure("invalid_response", { status });
+    }
+    for await (const event of readEvents(body, limit)) {
+      if (event.event !== "message") continue;
+      const message = parseMessage(event.data);
+      if (!message) {
+        // As a line of a stdio server: the request named in it fails.
+        const scan = scanIdFromHead(event.data);
+        if (scan.found && scan.id === id) throw new UpstreamFailure("invalid_response");
+        this.#o.debug?.("dropped an upstream event that is not a message");
+        continue;
+      }
+      this.#observe(id, message);
+      await this.#deliver({ kind: "message", value: message }, exchange);
+      // The stream of a request ends with its response.
+      if (isResponseOf(message, id)) return;
+    }
+    // The stream ended (or the connection dropped) before the response.
+    throw new UpstreamFailure("transport_failed");
+  }
+
+  /** Keeps the `x-mcp-header` declarations of a tools/list result. */
+  #observe(id: Json, message: JsonObject): void {
+    if (!this.#toolLists.has(id) || !isResponseOf(message, id)) return;
+    const result = message.result;
+    const tools = isObject(result) ? result.tools : undefined;
+    if (!Array.isArray(tools)) return;
+    for (const tool of tools) {
+      if (!isObject(tool) || typeof tool.name !== "string") continue;
+      const declared = paramHeadersOf(tool.inputSchema);
+      if (declared.length > 0) this.#paramHeaders.set(tool.name, declared);
+      else this.#paramHeaders.delete(tool.name);
+    }
+  }
+
+  /** POSTs a notification or a response; the answer (202) has no message. */
+  async #notify(message: JsonObject): Promise<void> {
+    const controller = new AbortController();
+    try {
+      const response = await this.#post(
+        message,
+        JSON.stringify(message),
+        controller.signal,
+      );
+      await response.body?.cancel().catch(() => {});
+      if (response.status < 200 || response.status > 299) {
+        this.#o.debug?.(
+          `the upstream server refused a notification: HTTP status ${response.status}`,
+        );
+      }
+    } catch {
+      this.#o.debug?.("a notification did not reach the upstream server");
+    }
+  }
+}
+
+function refused(status: number): UpstreamFailure {
+  return new UpstreamFailure("sign_in", {
+    status,
+    signIn: { cause: "access_refused", detail: `HTTP status ${status}` },
+  });
+}
+
+/**
+ * Makes the link for a URL. Nothing is sent before the first message: the
+ * client of the link exists once this resolves.
+ */
+export function createHttpLink(options: HttpLinkOptions): Promise<UpstreamLink> {
+  return Promise.resolve(new HttpLink(options));
+}

@@ -1,0 +1,262 @@
+/**
+ * The command line of an upstream server at a URL (REMOTE.md): the URL
+ * positional, `--header-env`, `--ca-file`, `--max-response-bytes` and
+ * `--allow-http`, and the `Connect` that makes the HTTP link. A reason for
+ * an invalid argument names the flag, the variable or the file, never the
+ * URL, a header value or the content of a file.
+ *
+ * @module
+ */
+
+import { UpstreamFailure } from "./failure.ts";
+import { createHttpLink } from "./http.ts";
+import type { Connect } from "./link.ts";
+import type { TokenSource } from "./token_source.ts";
+
+/** The flags of a URL upstream, for `parseArgs` of `node:util`. */
+export const HTTP_FLAGS = {
+  "header-env": { type: "string", multiple: true },
+  "ca-file": { type: "string" },
+  "max-response-bytes": { type: "string" },
+  "allow-http": { type: "boolean" },
+} as const;
+
+/** The values of {@linkcode HTTP_FLAGS} after `parseArgs`. */
+export interface HttpFlagValues {
+  readonly "header-env"?: string[] | undefined;
+  readonly "ca-file"?: string | undefined;
+  readonly "max-response-bytes"?: string | undefined;
+  readonly "allow-http"?: boolean | undefined;
+}
+
+/** The default of `--max-response-bytes`: 64 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** The usage lines of the flags of a URL upstream. */
+export const HTTP_USAGE =
+  `  --header-env NAME=VARIABLE  Send header NAME with the value of the environment
+                              variable VARIABLE (repeatable; for a URL)
+  --ca-file PATH              PEM certificates to trust besides the system roots
+  --max-response-bytes N      The largest JSON response and SSE event of a URL
+                              upstream (default: 67108864)
+  --allow-http                Allow a plain http: URL whose host is not loopback
+`;
+
+/** An upstream server at a URL, as the command line gives it. */
+export interface RemoteTarget {
+  /** Never logged: its path and query can hold a key. */
+  readonly url: URL;
+  /** The headers of `--header-env` with their values. */
+  readonly headers: readonly (readonly [string, string])[];
+  /** The PEM text of `--ca-file`. */
+  readonly caCerts?: readonly string[];
+  readonly maxResponseBytes: number;
+}
+
+/** A command line of a URL upstream that is not valid; the message is one line without a secret. */
+export class RemoteArgumentError extends Error {
+  override name = "RemoteArgumentError";
+}
+
+/** Headers that the link writes itself from the message. */
+const OWN_HEADERS: ReadonlySet<string> = new Set([
+  "content-type",
+  "accept",
+  "content-length",
+  "host",
+  "mcp-protocol-version",
+  "mcp-method",
+  "mcp-name",
+  "mcp-session-id",
+]);
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/** True for a positional that is a URL, not a command (`scheme://`). */
+export function isUrlArgument(text: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(text);
+}
+
+/**
+ * True for a loopback host: localhost, 127.0.0.0/8 or [::1].
+ *
+ * @example
+ * ```ts
+ * import { isLoopbackHost } from "./http_options.ts";
+ * if (!isLoopbackHost("127.0.0.2") || isLoopbackHost("example.com")) throw new Error();
+ * ```
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+function parseUrl(text: string, allowHttp: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new RemoteArgumentError("the URL of the upstream server is not valid");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new RemoteArgumentError("the URL of the upstream server needs the scheme https or http");
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw new RemoteArgumentError(
+      "the URL of the upstream server must not hold a user name or a password; use --header-env",
+    );
+  }
+  if (url.protocol === "http:" && !allowHttp && !isLoopbackHost(url.hostname)) {
+    throw new RemoteArgumentError(
+      "a plain http: URL needs a loopback host (or --allow-http); use https",
+    );
+  }
+  // The fragment is never sent.
+  url.hash = "";
+  return url;
+}
+
+function parseHeaders(
+  entries: readonly string[],
+  env: (name: string) => string | undefined,
+): [string, string][] {
+  const out: [string, string][] = [];
+  for (const entry of entries) {
+    const eq = entry.indexOf("=");
+    const name = eq === -1 ? "" : entry.slice(0, eq).trim();
+    const variable = eq === -1 ? "" : entry.slice(eq + 1).trim();
+    if (!TOKEN.test(name) || variable === "") {
+      throw new RemoteArgumentError("--header-env needs NAME=VARIABLE");
+    }
+    const lower = name.toLowerCase();
+    if (OWN_HEADERS.has(lower) || lower.startsWith("mcp-param-")) {
+      throw new RemoteArgumentError(`--header-env: the bridge sets the header ${name} itself`);
+    }
+    const value = env(variable);
+    if (value === undefined) {
+      throw new RemoteArgumentError(
+        `--header-env: the environment variable ${variable} is not set`,
+      );
+    }
+    if (/[\r\n\0]/.test(value)) {
+      throw new RemoteArgumentError(
+        `--header-env: the environment variable ${variable} is not a valid header value`,
+      );
+    }
+    out.push([name, value.trim()]);
+  }
+  return out;
+}
+
+function readCaFile(path: string, readFile: (path: string) => string): string[] {
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch {
+    throw new RemoteArgumentError(`--ca-file: cannot read the file ${path}`);
+  }
+  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new RemoteArgumentError(`--ca-file: the file ${path} has no PEM certificate`);
+  }
+  try {
+    Deno.createHttpClient({ caCerts: [text] }).close();
+  } catch {
+    throw new RemoteArgumentError(
+      `--ca-file: the file ${path} has a certificate that is not valid`,
+    );
+  }
+  return [text];
+}
+
+/** How {@linkcode parseRemote} reads the environment and files (tests pass their own). */
+export interface RemoteEnv {
+  readonly env?: (name: string) => string | undefined;
+  readonly readFile?: (path: string) => string;
+}
+
+/**
+ * The target of a URL upstream from the URL positional and the flags.
+ * Throws {@linkcode RemoteArgumentError} (exit 2) for a URL that is not
+ * allowed, a missing variable of `--header-env` or a `--ca-file` that
+ * cannot be used.
+ */
+export function parseRemote(
+  urlText: string,
+  values: HttpFlagValues,
+  io: RemoteEnv = {},
+): RemoteTarget {
+  const url = parseUrl(urlText, values["allow-http"] === true);
+  const env = io.env ?? ((name: string) => Deno.env.get(name));
+  const headers = parseHeaders(values["header-env"] ?? [], env);
+  const limitText = values["max-response-bytes"];
+  let maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
+  if (limitText !== undefined) {
+    maxResponseBytes = Number(limitText);
+    if (
+      limitText.trim() === "" || !Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0
+    ) {
+      throw new RemoteArgumentError(
+        `--max-response-bytes needs a positive integer, not "${limitText}"`,
+      );
+    }
+  }
+  const caPath = values["ca-file"];
+  const caCerts = caPath === undefined
+    ? undefined
+    : readCaFile(caPath, io.readFile ?? ((path) => Deno.readTextFileSync(path)));
+  return { url, headers, maxResponseBytes, ...(caCerts && { caCerts }) };
+}
+
+/** The flags of a URL upstream that a command line of a stdio upstream has (an error). */
+export function httpFlagsGiven(values: HttpFlagValues): string | undefined {
+  for (const flag of Object.keys(HTTP_FLAGS) as (keyof HttpFlagValues)[]) {
+    if (values[flag] !== undefined) return `--${flag}`;
+  }
+  return undefined;
+}
+
+/** The proxy variable that applies to the scheme of the URL, upper or lower case. */
+function proxyVariable(url: URL, env: (name: string) => string | undefined): string | undefined {
+  const names = url.protocol === "https:"
+    ? ["HTTPS_PROXY", "https_proxy"]
+    : ["HTTP_PROXY", "http_proxy"];
+  for (const name of names) {
+    const value = env(name);
+    if (value !== undefined && value !== "") return value;
+  }
+  return undefined;
+}
+
+/** What the link of a URL upstream needs besides the target. */
+export interface RemoteConnectOptions {
+  readonly tokenSource?: TokenSource;
+  readonly debug?: (message: string) => void;
+  readonly env?: (name: string) => string | undefined;
+}
+
+/**
+ * The `Connect` of a URL upstream: it makes the HTTP client (the CA
+ * certificates; fetch applies HTTPS_PROXY, HTTP_PROXY and NO_PROXY) and the
+ * link. It rejects with `connect_failed` when the client cannot be made,
+ * for example for a proxy variable that is not a URL.
+ */
+export function connectRemote(target: RemoteTarget, options: RemoteConnectOptions = {}): Connect {
+  return () => {
+    const env = options.env ?? ((name: string) => Deno.env.get(name));
+    let client: Deno.HttpClient | undefined;
+    try {
+      const proxy = proxyVariable(target.url, env);
+      if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
+      if (target.caCerts) client = Deno.createHttpClient({ caCerts: [...target.caCerts] });
+    } catch {
+      return Promise.reject(new UpstreamFailure("connect_failed"));
+    }
+    return createHttpLink({
+      url: target.url,
+      headers: target.headers,
+      maxResponseBytes: target.maxResponseBytes,
+      ...(client && { client }),
+      ...(options.tokenSource && { tokenSource: options.tokenSource }),
+      ...(options.debug && { debug: options.debug }),
+    });
+  };
+}

@@ -79,6 +79,14 @@ class SharedOutput {
   }
 }
 
+/** A UTF-8 byte order mark at the start of the input is skipped, as JSON parsers do. */
+function withoutBom(frame: Frame): Frame {
+  if (frame.kind !== "line") return frame;
+  const b = frame.bytes;
+  const bom = b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
+  return bom ? { kind: "line", bytes: b.subarray(3) } : frame;
+}
+
 /** What reads the frames after the first line selected a path. */
 interface Path {
   accept(frame: Frame): Promise<void> | undefined;
@@ -141,7 +149,12 @@ export async function serveStdioAuto(factory: ServerFactory, options: EmbedOptio
     void early.write({ jsonrpc: "2.0", id, error });
   };
 
+  let atStart = true;
   const first = (frame: Frame): Promise<void> | undefined => {
+    if (atStart) {
+      atStart = false;
+      frame = withoutBom(frame);
+    }
     if (frame.kind === "too_long") {
       log.debug(`dropped a first line of ${frame.length} bytes, above the line limit`);
       return undefined;

@@ -335,3 +335,11 @@ Deno.test("embed legacy path: an input round as a question, a list change before
   ]);
   await e.end();
 });
+
+Deno.test("embed first line: a UTF-8 byte order mark at the start of the input is skipped", async () => {
+  const e = new Embedded();
+  const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT });
+  await e.raw(new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode(init + "\n")]));
+  strictEqual(((await e.untilId(1))[0]!.result as Obj).protocolVersion, "2025-11-25");
+  await e.end();
+});

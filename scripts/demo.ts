@@ -123,4 +123,6 @@ async function embeddedModern(): Promise<void> {
 
 await embeddedLegacy();
 await embeddedModern();
-out("Both clients talked to one server process; only the VS Code side went through the bridge.");
+out(
+  "Both clients ran the same server program; the bridge served only the VS Code-like one, inside it.",
+);

@@ -343,3 +343,16 @@ Deno.test("embed first line: a UTF-8 byte order mark at the start of the input i
   strictEqual(((await e.untilId(1))[0]!.result as Obj).protocolVersion, "2025-11-25");
   await e.end();
 });
+
+Deno.test("embed legacy path: the request time limits do not apply over the memory link", async () => {
+  const e = new Embedded({
+    limits: { long_round_timeout_ms: 20, list_timeout_ms: 20, discover_timeout_ms: 20 },
+  });
+  await e.request(1, "initialize", INIT);
+  await e.untilId(1);
+  await e.request(2, "tools/call", { name: "slow", arguments: { ms: 150 } });
+  deepStrictEqual((await e.untilId(2)).at(-1)!.result, {
+    content: [{ type: "text", text: "slow done" }],
+  });
+  await e.end();
+});

@@ -2,14 +2,14 @@
  * The embedded bridge (spec M5): one stdio connection in the process of an
  * SDK v2 server. The first request of the client selects the path:
  *
- * | First message                                   | Path                                  |
- * | ----------------------------------------------- | ------------------------------------- |
- * | a request `initialize`                          | legacy: the front end, memory link     |
- * | a request `server/discover`                     | none: the discover rule, then the next |
- * | another request, a notification, a response     | modern: the SDK v2 stdio transport     |
- * | invalid JSON or UTF-8, too deep, not JSON-RPC   | modern, with an error for the line     |
- * | a blank line; a line above the line limit       | none: skipped; dropped, no response    |
- * | the end of the input before a request           | none: nothing is written               |
+ * | First message                                 | Path                                           |
+ * | --------------------------------------------- | ---------------------------------------------- |
+ * | a request `initialize`                        | legacy: the front end over the memory link     |
+ * | a request `server/discover`                   | none: the discover rule; the next line selects |
+ * | another request, a notification, a response   | modern: the SDK v2 stdio transport             |
+ * | invalid JSON or UTF-8, too deep, not JSON-RPC | modern, with an error for the line             |
+ * | a blank line; a line above the line limit     | none: skipped; dropped without a response      |
+ * | the end of the input before a request         | none: nothing is written                       |
  *
  * One reader frames the input; the path gets the first line and every later
  * frame from it, so two messages in one chunk both arrive.

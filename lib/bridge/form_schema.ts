@@ -24,6 +24,7 @@ import addFormatsModule from "ajv-formats";
 import { fullFormats } from "ajv-formats/dist/formats.js";
 import { RE2JS } from "re2js";
 import type { Json, JsonObject } from "../jsonrpc/message.ts";
+import { SchemaGraph } from "./schema_cost.ts";
 
 /** Checks one answer against a compiled requestedSchema; never throws. */
 export type FormCheck = (value: Json) => boolean;
@@ -132,8 +133,19 @@ function metaChecker(draft: Draft): Ajv | Ajv2020 {
 }
 
 /**
+ * The most applications of subschemas that one check may take (schema_cost.ts):
+ * about 10 ms of ajv. A form answer of VS Code takes a few dozen.
+ */
+export const MAX_CHECK_COST = 100_000;
+/** The nesting of a value that the cost of a schema is counted for before the question. */
+const FORM_DEPTH = 3;
+
+/**
  * Compiles a requestedSchema; undefined when it does not compile, is
- * asynchronous, or its check throws on the empty object (a `$ref` loop).
+ * asynchronous, has subschemas that refer to each other in a loop, could
+ * take more than {@linkcode MAX_CHECK_COST} for a value of a few levels, or
+ * its check throws on the empty object. An answer whose check would cost
+ * more than the limit is not valid.
  *
  * @example
  * ```ts
@@ -153,10 +165,12 @@ export function compileSchema(schema: JsonObject): FormCheck | undefined {
     // validateSchema: the meta-schema check is done above, by the shared instance.
     const validate = newAjv(draft, { ...OPTIONS, validateSchema: false }).compile(schema);
     if ((validate as { $async?: unknown }).$async === true) return undefined;
+    const graph = SchemaGraph.of(schema, MAX_CHECK_COST);
+    if (!graph || graph.staticCost(FORM_DEPTH) > MAX_CHECK_COST) return undefined;
     validate({});
     return (value) => {
       try {
-        return validate(value) === true;
+        return graph.answerCost(value) <= MAX_CHECK_COST && validate(value) === true;
       } catch {
         return false;
       }

@@ -65,6 +65,21 @@ function* children(schema: JsonObject): Generator<Schema> {
   }
 }
 
+const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
+
+/**
+ * `uniqueItems` compares each pair of items, unless the items are declared
+ * scalars (ajv then uses a table): one application per pair.
+ */
+function uniqueItemsCost(schema: JsonObject, part: Json): number {
+  if (schema.uniqueItems !== true || !Array.isArray(part)) return 0;
+  const items = schema.items;
+  const type = isObject(items) ? items.type : undefined;
+  const scalar = typeof type === "string" ? SCALAR_TYPES.has(type) : Array.isArray(type) &&
+    type.every((t) => typeof t === "string" && SCALAR_TYPES.has(t));
+  return scalar ? part.length : part.length * (part.length - 1) / 2;
+}
+
 /** The graph of a requestedSchema: where each `$ref` points, and the costs. */
 export class SchemaGraph {
   readonly #root: JsonObject;
@@ -271,7 +286,7 @@ export class SchemaGraph {
       if (!byPart) memo.set(schema, byPart = new Map());
       const known = byPart.get(part);
       if (known !== undefined) return known;
-      let total = 1;
+      let total = Math.min(limit + 1, 1 + uniqueItemsCost(schema, part));
       for (const next of this.#edges(schema)) total = Math.min(limit + 1, total + cost(next, part));
       for (const [sub, inner] of this.#descents(schema, part)) {
         if (total > limit) break;

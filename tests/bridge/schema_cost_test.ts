@@ -67,6 +67,16 @@ const ANSWERS: [string, JsonObject, Json, number][] = [
     1,
     1 + 2 * (1 + 3),
   ],
+  ["uniqueItems compares each pair", { uniqueItems: true }, [1, 2, 3, 4], 1 + 6],
+  [
+    "uniqueItems of declared scalars uses a table",
+    {
+      uniqueItems: true,
+      items: { type: "string" },
+    },
+    ["a", "b", "c", "d"],
+    1 + 4 + 4,
+  ],
   ["an outside reference counts once", { $ref: "https://json-schema.org/draft/2020-12/schema" }, {
     a: 1,
   }, 1],

@@ -10,7 +10,7 @@
  * message), touch (an update of the resource `uri`), plus a prompt, a
  * resource with an icon, and a template with completion.
  *
- * Run: `deno run scripts/embed_server.ts [--refuse-discover]`
+ * Run: `deno run scripts/embed_server.ts [--refuse-discover] [--shutdown-grace-ms MS]`
  *
  * @module
  */
@@ -22,6 +22,7 @@ import {
   McpServer,
   ResourceTemplate,
 } from "@modelcontextprotocol/server";
+import { serveStdio } from "@mcp-bridge/vscode/embed";
 
 type Args = Record<string, unknown>;
 const anyArgs = () => fromJsonSchema<Args>({ type: "object" });
@@ -111,4 +112,12 @@ export function buildServer(): McpServer {
     }),
   );
   return server;
+}
+
+if (import.meta.main) {
+  const discover = Deno.args.includes("--refuse-discover") ? "refuse" : "answer";
+  // Tests make the wait at the end of the input short.
+  const grace = Deno.args.indexOf("--shutdown-grace-ms");
+  const limits = grace === -1 ? {} : { shutdown_grace_ms: Number(Deno.args[grace + 1]) };
+  await serveStdio(buildServer, { discover, limits });
 }

@@ -20,7 +20,13 @@
 import { InMemoryTransport, type McpServer, type Server } from "@modelcontextprotocol/server";
 import { serveStdio, type StdioServerHandle } from "@modelcontextprotocol/server/stdio";
 import { LARGE_MESSAGE_BYTES, markLarge } from "../jsonrpc/large.ts";
-import { isObject, isRequestId, type Json, type Message } from "../jsonrpc/message.ts";
+import {
+  isObject,
+  isRequestId,
+  type Json,
+  type JsonObject,
+  type Message,
+} from "../jsonrpc/message.ts";
 import { UpstreamFailure } from "./failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
 
@@ -61,11 +67,24 @@ function toFrame(message: WireMessage): UpstreamFrame {
   return { kind: "invalid", id: isRequestId(id) ? id : null };
 }
 
-/** The name in the serverInfo of an SDK server (it has no public accessor). */
-function nameOf(product: ServerProduct): string | undefined {
+/**
+ * The serverInfo of an SDK server, as it gave it to its constructor. The SDK
+ * has no public accessor; its own entries read the same field.
+ */
+export function serverInfoOf(product: ServerProduct): JsonObject | undefined {
   const server = "server" in product ? product.server : product;
-  const info = (server as unknown as { _serverInfo?: { name?: unknown } })._serverInfo;
-  return typeof info?.name === "string" && info.name !== "" ? info.name : undefined;
+  const info = (server as unknown as { _serverInfo?: unknown })._serverInfo;
+  try {
+    const copy = JSON.parse(JSON.stringify(info ?? null)) as Json;
+    return isObject(copy) ? copy : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function nameOf(product: ServerProduct): string | undefined {
+  const name = serverInfoOf(product)?.name;
+  return typeof name === "string" && name !== "" ? name : undefined;
 }
 
 /** The bridge's end of a memory link. */

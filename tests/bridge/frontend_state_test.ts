@@ -14,6 +14,8 @@ import {
 import type { JsonObject, Message } from "../../lib/jsonrpc/message.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
+import { LineSplitter } from "../process/helpers.ts";
+import { waitFor } from "../wait.ts";
 
 Deno.test("message table: every state has a row for every kind, as the spec's table says", () => {
   for (const state of STATES) {
@@ -95,23 +97,27 @@ async function session(link: UpstreamLink, lines: unknown[]): Promise<unknown[]>
     connect: () => Promise.resolve(link),
     output: output.writable,
   });
-  const text = lines.map((line) => JSON.stringify(line) + "\n").join("");
+  const out: unknown[] = [];
+  const reading = (async () => {
+    const text = output.readable.pipeThrough(new TextDecoderStream());
+    for await (const line of text.pipeThrough(new LineSplitter())) out.push(JSON.parse(line));
+  })();
+  const encode = (messages: unknown[]) =>
+    new TextEncoder().encode(messages.map((line) => JSON.stringify(line) + "\n").join(""));
   const input = new ReadableStream<Uint8Array>({
     async start(controller) {
-      controller.enqueue(new TextEncoder().encode(text.split("\n")[0] + "\n"));
+      controller.enqueue(encode(lines.slice(0, 1)));
       // The rest after the initialize result.
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      controller.enqueue(new TextEncoder().encode(text.split("\n").slice(1).join("\n")));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitFor("the initialize result", () => out.length === 1);
+      controller.enqueue(encode(lines.slice(1)));
+      // The end of the input only once each request has its response.
+      await waitFor("a response to each request", () => out.length === lines.length);
       controller.close();
     },
   });
-  const [exit, out] = await Promise.all([
-    frontend.run(input),
-    new Response(output.readable).text(),
-  ]);
+  const [exit] = await Promise.all([frontend.run(input), reading]);
   strictEqual(exit, 0);
-  return out.trim().split("\n").map((line) => JSON.parse(line));
+  return out;
 }
 
 Deno.test("a throw in the handling of a request still gives its one response: -32603, no detail", async () => {

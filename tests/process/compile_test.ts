@@ -22,7 +22,7 @@ Deno.test({
       args: ["--", "true"],
       stdin: "piped",
       stdout: "piped",
-      stderr: "null",
+      stderr: "piped",
     })
       .spawn();
     const writer = child.stdin.getWriter();
@@ -34,5 +34,7 @@ Deno.test({
       id: 1,
       result: {},
     });
+    // The permissions are built in: the binary prints no notice of the config's permissions.
+    strictEqual(new TextDecoder().decode(out.stderr), "");
   },
 });

@@ -5,6 +5,7 @@
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { BridgeProcess, DENO, ROOT } from "./helpers.ts";
+import { waitFor, within } from "../wait.ts";
 
 const STUBBORN = (...args: string[]) => [
   DENO,
@@ -23,30 +24,6 @@ export async function isRunning(pid: number): Promise<boolean> {
   const out = await new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)] }).output();
   const state = new TextDecoder().decode(out.stdout).trim();
   return out.success && state !== "" && !state.startsWith("Z");
-}
-
-/** Polls `condition` every 20 ms; false when `ms` passed first. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  ms: number,
-): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
-
-/** Resolves with the value, or with "timeout" after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** A process that a test started and that may outlive the bridge: stopped at the end. */
@@ -96,9 +73,9 @@ Deno.test({
     }
     // The requests stay in flight; the input ends.
     const started = Date.now();
-    const code = await within(bridge.exit(), 10_000);
+    const code = await within(bridge.exit(), 10_000, "exit of the bridge");
     const took = Date.now() - started;
-    strictEqual(code, 0, `the bridge did not exit in 10 s; stderr:\n${bridge.stderr}`);
+    strictEqual(code, 0, bridge.stderr);
     // stdin closed (0.3 s), SIGTERM ignored (0.3 s), SIGKILL: well under the 4 s of the defaults.
     strictEqual(took < 3000, true, `the exit took ${took} ms`);
     strictEqual(bridge.stderr.includes("stubborn: ignored SIGTERM"), true, bridge.stderr);
@@ -123,11 +100,10 @@ Deno.test({
     deepStrictEqual((await bridge.response(5, 5000)).error, CLOSED);
     // The escalation stops the child (it runs on after its stdin closed: SIGTERM), while the
     // bridge still answers its client.
-    strictEqual(
-      await waitFor(async () => !(await isRunning(pid)), 3000),
-      true,
-      "the upstream still runs",
-    );
+    await waitFor("stop of the upstream", async () => !(await isRunning(pid)), {
+      timeoutMs: 3000,
+      intervalMs: 20,
+    });
     await bridge.request(6, "ping");
     deepStrictEqual((await bridge.response(6)).result, {});
     strictEqual(await bridge.exit(), 1);
@@ -198,11 +174,10 @@ Deno.test({
     child.kill("SIGKILL");
     await child.status;
     await stdin.close().catch(() => {});
-    strictEqual(
-      await waitFor(async () => !(await isRunning(pid)), 1000),
-      true,
-      "the child outlived the bridge",
-    );
+    await waitFor("stop of the child after the bridge died", async () => !(await isRunning(pid)), {
+      timeoutMs: 1000,
+      intervalMs: 20,
+    });
   },
 });
 

@@ -75,7 +75,8 @@ function linearUrl(native: RegExp): (s: string) => boolean {
 /**
  * The formats of ajv-formats whose check is a regular expression, with RE2.
  * The regexes RE2 cannot read keep their own: `duration` and `hostname` are
- * linear (one anchored lookahead each), `url` gets the form above.
+ * linear (one anchored lookahead each), `url` gets the form above. Each is
+ * compiled at its first use: RE2 takes tens of ms for some (uri-reference).
  */
 const LINEAR_FORMATS: ReadonlyMap<string, (s: string) => boolean> = (() => {
   const formats = new Map<string, (s: string) => boolean>();
@@ -86,16 +87,18 @@ const LINEAR_FORMATS: ReadonlyMap<string, (s: string) => boolean> = (() => {
       ? format.validate
       : undefined;
     if (!native) continue;
-    if (name === "url") {
-      formats.set(name, linearUrl(native));
-      continue;
-    }
-    try {
-      const compiled = re2(native.source, native.flags);
-      formats.set(name, (s) => compiled.test(s));
-    } catch {
-      // A lookahead: the native regex stays (see above).
-    }
+    let check: ((s: string) => boolean) | undefined;
+    const compile = (): (s: string) => boolean => {
+      if (name === "url") return linearUrl(native);
+      try {
+        const compiled = re2(native.source, native.flags);
+        return (s) => compiled.test(s);
+      } catch {
+        // A lookahead: the native regex stays (see above).
+        return (s) => native.test(s);
+      }
+    };
+    formats.set(name, (s) => (check ??= compile())(s));
   }
   return formats;
 })();

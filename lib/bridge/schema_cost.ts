@@ -253,10 +253,12 @@ export class SchemaGraph {
     const known = memo[depth];
     if (known !== undefined) return known;
     let cost = 1;
+    // Past the limit the exact count does not matter: stop counting.
     for (const next of this.#edges(schema)) {
+      if (cost > limit) break;
       cost = Math.min(limit + 1, cost + this.staticCost(depth, next));
     }
-    if (depth > 0) {
+    if (depth > 0 && cost <= limit) {
       const parts: Json[] = [];
       for (const key of ["properties", "patternProperties"]) {
         const map = schema[key];
@@ -268,6 +270,7 @@ export class SchemaGraph {
         else if (sub !== undefined) parts.push(sub);
       }
       for (const part of parts) {
+        if (cost > limit) break;
         cost = Math.min(limit + 1, cost + this.staticCost(depth - 1, part));
       }
     }
@@ -287,7 +290,10 @@ export class SchemaGraph {
       const known = byPart.get(part);
       if (known !== undefined) return known;
       let total = Math.min(limit + 1, 1 + uniqueItemsCost(schema, part));
-      for (const next of this.#edges(schema)) total = Math.min(limit + 1, total + cost(next, part));
+      for (const next of this.#edges(schema)) {
+        if (total > limit) break;
+        total = Math.min(limit + 1, total + cost(next, part));
+      }
       for (const [sub, inner] of this.#descents(schema, part)) {
         if (total > limit) break;
         total = Math.min(limit + 1, total + cost(sub, inner));

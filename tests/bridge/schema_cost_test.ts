@@ -108,3 +108,12 @@ Deno.test("schema cost: the static cost counts each level of a value as if each 
   for (let i = 0; i < 30; i++) value = { x: value };
   strictEqual(twice.answerCost(value), 1001);
 });
+
+Deno.test("schema cost: the count stops at the limit, also for a large answer", () => {
+  const members: JsonObject = {};
+  for (let i = 0; i < 200_000; i++) members[`m${i}`] = [i];
+  const each = graph({ additionalProperties: { items: { anyOf: [{}, {}] } } }, 1000);
+  strictEqual(each.answerCost(members), 1001);
+  // Each member: additionalProperties (1) and its items on the one item (1 + 2).
+  strictEqual(each.answerCost({ a: [1], b: [2] }), 1 + 2 * (1 + 3));
+});

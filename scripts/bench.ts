@@ -16,6 +16,7 @@ import { ProgressRelay } from "../lib/bridge/progress.ts";
 import { createLogger, type Logger, SILENT_LOGGER } from "../lib/bridge/log.ts";
 import type { JsonObject } from "../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
+import { benchHttp } from "./bench_http.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
@@ -285,3 +286,6 @@ out(
     fmt((performance.now() - t1) * 1000 / 1_000_000, 3)
   } µs per upstream notification (${sent} relayed)`,
 );
+
+// The HTTP upstream: its own module, so each part of the benchmark stays small.
+await benchHttp(out);

@@ -33,7 +33,7 @@ import {
 import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
-import { readBounded, readEvents, TooLargeError } from "./sse.ts";
+import { NotTextError, readBounded, readBoundedText, readEvents, TooLargeError } from "./sse.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -62,12 +62,13 @@ function mediaType(header: string | null): string | undefined {
   return header.split(";", 1)[0]!.trim().toLowerCase();
 }
 
-/** Parses the bytes of one message; undefined when they are not a JSON object. */
-function parseMessage(bytes: Uint8Array): JsonObject | undefined {
+/** Parses one message (bytes or text); undefined when it is not a JSON object. */
+function parseMessage(data: Uint8Array | string): JsonObject | undefined {
   try {
-    const value = JSON.parse(decoder.decode(bytes)) as Json;
+    const value = JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as Json;
     if (!isObject(value)) return undefined;
-    if (bytes.length > LARGE_MESSAGE_BYTES) markLarge(value.result);
+    // A large result is written to the client in slices.
+    if (data.length > LARGE_MESSAGE_BYTES) markLarge(value.result);
     return value;
   } catch {
     return undefined;
@@ -231,8 +232,9 @@ class HttpLink implements UpstreamLink {
     } catch (error) {
       if (signal.aborted || this.#closed) return;
       if (error instanceof UpstreamFailure) await fail(error);
-      else if (error instanceof TooLargeError) await fail(new UpstreamFailure("invalid_response"));
-      else await fail(new UpstreamFailure("transport_failed"));
+      else if (error instanceof TooLargeError || error instanceof NotTextError) {
+        await fail(new UpstreamFailure("invalid_response"));
+      } else await fail(new UpstreamFailure("transport_failed"));
     }
   }
 
@@ -260,7 +262,7 @@ class HttpLink implements UpstreamLink {
         await body.cancel().catch(() => {});
         throw new TooLargeError(limit);
       }
-      const message = parseMessage(await readBounded(body, limit));
+      const message = parseMessage(await readBoundedText(body, limit));
       if (!message) throw new UpstreamFailure("invalid_response");
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);

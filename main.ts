@@ -35,6 +35,17 @@ import {
   type RemoteTarget,
 } from "./lib/upstream/http_options.ts";
 import { VERSION } from "./lib/version.ts";
+import {
+  AUTH_OPTIONS,
+  AUTH_USAGE,
+  AuthOptionError,
+  type AuthSettings,
+  authSettingsOf,
+  createSignIn,
+  discoverLimitMs,
+  executableName,
+} from "./lib/auth/options.ts";
+import { logoutMain } from "./lib/auth/logout.ts";
 import { VSCODE_PROFILE } from "./lib/vscode/profile.ts";
 
 /** The usage text of the CLI. */
@@ -52,7 +63,8 @@ Options:
 ${limitFlagsUsage()}  --log-level LEVEL           error, warn, info or debug (default: info)
 ${HTTP_USAGE}  --help                      Show this text
   --version                   Show the version
-`;
+
+${AUTH_USAGE}`;
 
 /** What the command line asks for. */
 export type Command =
@@ -67,6 +79,8 @@ export type Command =
     readonly limits: Limits;
     /** An upstream server at a URL (then `command` is empty). */
     readonly remote?: RemoteTarget;
+    /** The sign-in options of a URL upstream. */
+    readonly auth?: AuthSettings;
   };
 
 /** A command line that is not valid; the message is one line. */
@@ -91,6 +105,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
         "help": { type: "boolean" },
         "version": { type: "boolean" },
         ...HTTP_FLAGS,
+        ...AUTH_OPTIONS,
       },
     });
   } catch (error) {
@@ -104,6 +119,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const commandLine = split === -1 ? parsed.positionals : argv.slice(split + 1);
   const remote = remoteOf(split === -1 ? parsed.positionals : [], values);
   const [command, ...args] = remote ? [""] : commandLine;
+  const auth = authSettingsOf(values, remote !== undefined);
   if (!remote && (command === undefined || command === "")) {
     throw new UsageError("the upstream COMMAND is missing");
   }
@@ -121,6 +137,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     command: command!,
     args,
     ...(remote && { remote }),
+    ...(auth && { auth }),
     name: values.name ?? (remote ? remote.url.hostname : basename(command!, extname(command!))),
     logLevel,
     limits: limits.limits,
@@ -150,15 +167,33 @@ function remoteOf(
   }
 }
 
+/** True when `--header-env` gives the Authorization header. */
+function hasOwnAuthorization(remote: RemoteTarget): boolean {
+  return remote.headers.some(([name]) => name.toLowerCase() === "authorization");
+}
+
 async function main(): Promise<number> {
   // SDK code calls console.debug; stdout is the protocol.
   redirectConsoleToStderr();
   const profile = VSCODE_PROFILE;
+  const logout = await logoutMain(Deno.args, createLogger(profile.name, "info"), USAGE);
+  if (logout !== undefined) return logout;
   let cli: Command;
+  let tokenSource;
   try {
     cli = parseCommandLine(Deno.args);
+    // An Authorization header of --header-env is the user's own credential: no sign-in.
+    if (cli.kind === "run" && cli.remote && cli.auth && !hasOwnAuthorization(cli.remote)) {
+      const log = createLogger(profile.name, cli.logLevel);
+      tokenSource = await createSignIn(cli.auth, cli.remote.url.href, {
+        logger: log,
+        name: executableName(),
+      });
+      const discover = await discoverLimitMs(cli.limits.discover_timeout_ms, tokenSource, cli.auth);
+      cli = { ...cli, limits: { ...cli.limits, discover_timeout_ms: discover } };
+    }
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
+    if (!(error instanceof UsageError || error instanceof AuthOptionError)) throw error;
     const log = createLogger(profile.name, "error");
     log.error(error.message);
     Deno.stderr.writeSync(new TextEncoder().encode(USAGE));
@@ -180,7 +215,10 @@ async function main(): Promise<number> {
     log,
     fallback: { name: cli.name, version: VERSION },
     connect: remote
-      ? connectRemote(remote, { debug: (message) => log.debug(message) })
+      ? connectRemote(remote, {
+        debug: (message) => log.debug(message),
+        ...(tokenSource && { tokenSource }),
+      })
       : () =>
         spawnStdioLink({
           command,

@@ -23,8 +23,11 @@ export interface SignInPromptEnv {
 
 /**
  * The prompt: one `elicitation/create` in the URL mode. Accept, decline and
- * cancel are the client's answer; an error, a line that is not valid, the
- * time limit or an abort are a cancel. After an accept, the client gets
+ * cancel are the client's answer (a result without a valid action is a
+ * cancel). An error of the client or a line that is not valid rejects: the
+ * client did not give its consent. The time limit of the answer or an abort
+ * of `signal` (the sign-in's own time limit) cancel the question for the
+ * client and give cancel. After an accept, the client gets
  * `notifications/elicitation/complete` when `done` settles.
  */
 export function signInPrompt(env: SignInPromptEnv, done: () => Promise<void>): UrlPrompt {
@@ -40,7 +43,7 @@ export function signInPrompt(env: SignInPromptEnv, done: () => Promise<void>): U
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stop = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve(CANCEL_REASONS.timeout), env.answerTimeoutMs);
-      signal.addEventListener("abort", () => resolve(CANCEL_REASONS.closed), { once: true });
+      signal.addEventListener("abort", () => resolve(CANCEL_REASONS.timeout), { once: true });
     });
     const first = await Promise.race([answer, stop]);
     clearTimeout(timer);
@@ -54,9 +57,8 @@ export function signInPrompt(env: SignInPromptEnv, done: () => Promise<void>): U
       }
       return "cancel";
     }
-    const action = first.kind === "result" && isObject(first.result)
-      ? first.result.action
-      : undefined;
+    if (first.kind !== "result") throw new Error("the client did not answer the URL prompt");
+    const action = isObject(first.result) ? first.result.action : undefined;
     if (action !== "accept" && action !== "decline") return "cancel";
     if (action === "accept") {
       const complete = () =>

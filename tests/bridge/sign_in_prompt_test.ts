@@ -1,6 +1,6 @@
 /** The URL elicitation of a later sign-in. */
 
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, fail, strictEqual } from "node:assert/strict";
 import { PendingTable } from "../../lib/bridge/pending.ts";
 import { signInPrompt } from "../../lib/bridge/sign_in_prompt.ts";
 import type { JsonObject, Message } from "../../lib/jsonrpc/message.ts";
@@ -51,11 +51,27 @@ Deno.test("sign-in prompt: a URL elicitation; accept, then the complete notifica
   });
 });
 
-Deno.test("sign-in prompt: decline is decline; an error, a line that is not valid or a bad result is cancel", async () => {
+Deno.test("sign-in prompt: an error or a line that is not valid rejects (no consent)", async () => {
+  for (
+    const reply of [{ kind: "error", error: { code: -32000, message: "no" } }, {
+      kind: "invalid",
+    }] as const
+  ) {
+    const t = env();
+    const answer = signInPrompt(t.env, () => Promise.resolve())(
+      "https://a.example/s",
+      "m",
+      new AbortController().signal,
+    );
+    t.pending.settle("b-1", reply);
+    await answer.then(() => fail("expected a rejection"), () => {});
+  }
+});
+
+Deno.test("sign-in prompt: decline is decline; a result without a valid action is cancel", async () => {
   const cases = [
     [{ kind: "result", result: { action: "decline" } }, "decline"],
-    [{ kind: "error", error: { code: -32000, message: "no" } }, "cancel"],
-    [{ kind: "invalid" }, "cancel"],
+    [{ kind: "result", result: { action: "cancel" } }, "cancel"],
     [{ kind: "result", result: { action: "maybe" } }, "cancel"],
   ] as const;
   for (const [reply, expected] of cases) {
@@ -95,5 +111,5 @@ Deno.test("sign-in prompt: no answer in time or an abort cancels the question fo
   );
   abort.abort();
   strictEqual(await aborted, "cancel");
-  strictEqual((u.written[1]!.params as JsonObject).reason, "the client closed the connection");
+  strictEqual((u.written[1]!.params as JsonObject).reason, "no answer in time");
 });

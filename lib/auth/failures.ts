@@ -1,0 +1,59 @@
+/**
+ * The failures of a sign-in: an `UpstreamFailure` of the kind `sign_in` with
+ * a cause of the error table, its detail and its placeholders. The front end
+ * (`bridge/failures.ts`) turns it into the error for the client.
+ *
+ * @module
+ */
+
+import { UpstreamFailure } from "../upstream/failure.ts";
+
+/** The sign-in causes of the error table. */
+export type SignInCause =
+  | "sign_in_failed"
+  | "sign_in_timeout"
+  | "sign_in_denied"
+  | "sign_in_error"
+  | "sign_in_invalid_url"
+  | "sign_in_start_reused"
+  | "browser_launch_failed"
+  | "redirect_port_unavailable"
+  | "registration_unavailable"
+  | "registration_failed"
+  | "issuer_not_registered"
+  | "invalid_client_metadata_url"
+  | "access_refused"
+  | "reauthorization_required"
+  | "sandbox";
+
+/**
+ * A sign-in failure. `detail` must hold no URL, code, verifier or token.
+ *
+ * @example
+ * ```ts
+ * import { signInFailure } from "./failures.ts";
+ * const failure = signInFailure("redirect_port_unavailable", undefined, { port: "20001" });
+ * if (failure.signIn?.placeholders?.port !== "20001") throw new Error();
+ * ```
+ */
+export function signInFailure(
+  cause: SignInCause,
+  detail?: string,
+  placeholders?: Readonly<Record<string, string | number>>,
+  status?: number,
+): UpstreamFailure {
+  return new UpstreamFailure("sign_in", {
+    signIn: {
+      cause,
+      ...(detail !== undefined && { detail }),
+      ...(placeholders !== undefined && { placeholders }),
+    },
+    ...(status !== undefined && { status }),
+  });
+}
+
+/** True for a sign-in failure of the given cause. */
+export function isSignInFailure(error: unknown, cause?: SignInCause): error is UpstreamFailure {
+  return error instanceof UpstreamFailure && error.kind === "sign_in" &&
+    (cause === undefined || error.signIn?.cause === cause);
+}

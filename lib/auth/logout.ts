@@ -1,0 +1,147 @@
+/**
+ * `mcp-bridge-vscode logout URL [--token-store DIR]`: removes the tokens and
+ * the client registrations of one server from the store, and first revokes
+ * the tokens (RFC 7009) where the authorization server offers revocation.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import type { Logger } from "../bridge/log.ts";
+import { issuerMetadata, StatusFetch } from "./discovery.ts";
+import { AuthOptionError, openStore } from "./options.ts";
+import type { ServerEntry } from "./store.ts";
+
+/** What `logout` was asked. */
+export interface LogoutCommand {
+  readonly url: string;
+  readonly tokenStore?: string;
+}
+
+/**
+ * Parses the arguments after `logout`.
+ *
+ * @example
+ * ```ts
+ * import { parseLogout } from "./logout.ts";
+ * const command = parseLogout(["https://mcp.example/mcp", "--token-store", "/tmp/store"]);
+ * if (command.tokenStore !== "/tmp/store") throw new Error();
+ * ```
+ */
+export function parseLogout(argv: readonly string[]): LogoutCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      strict: true,
+      options: { "token-store": { type: "string" } },
+    });
+  } catch (error) {
+    throw new AuthOptionError(
+      error instanceof Error ? error.message.split("\n")[0]! : "invalid arguments",
+    );
+  }
+  const [url, ...rest] = parsed.positionals;
+  if (url === undefined) throw new AuthOptionError("logout needs the URL of the server");
+  if (rest.length > 0) throw new AuthOptionError("logout takes one URL");
+  if (!URL.canParse(url)) throw new AuthOptionError("logout needs the URL of the server");
+  const store = parsed.values["token-store"];
+  return { url: new URL(url).href, ...(store !== undefined && { tokenStore: store }) };
+}
+
+async function revoke(entry: ServerEntry, log: Logger, fetchFn: typeof fetch): Promise<void> {
+  const { issuer, clientId, tokens } = entry;
+  if (issuer === undefined || clientId === undefined || tokens === undefined) return;
+  const http = new StatusFetch(fetchFn);
+  let endpoint: string | undefined;
+  try {
+    const metadata = await issuerMetadata(issuer, http) as { revocation_endpoint?: unknown };
+    if (typeof metadata.revocation_endpoint === "string") endpoint = metadata.revocation_endpoint;
+  } catch {
+    log.warn(`the authorization server cannot be reached (${http.detail("discovery")})`);
+    return;
+  }
+  if (endpoint === undefined) {
+    log.info("the authorization server offers no revocation: the tokens are only forgotten");
+    return;
+  }
+  const client = entry.clients.find((c) => c.client.client_id === clientId)?.client;
+  const secret = typeof client?.client_secret === "string" ? client.client_secret : undefined;
+  // The refresh token first: revoking it revokes the grant at most servers.
+  const revocations: [string, string][] = [["refresh_token", tokens.refreshToken ?? ""], [
+    "access_token",
+    tokens.accessToken,
+  ]];
+  for (const [hint, token] of revocations) {
+    if (token === "") continue;
+    const body = new URLSearchParams({ token, token_type_hint: hint });
+    const headers: Record<string, string> = {
+      "content-type": "application/x-www-form-urlencoded",
+    };
+    if (secret !== undefined) {
+      headers.authorization = `Basic ${
+        btoa(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`)
+      }`;
+    } else {
+      body.set("client_id", clientId);
+    }
+    try {
+      const response = await http.fetch(endpoint, { method: "POST", headers, body });
+      await response.body?.cancel();
+      if (response.ok) log.info(`the ${hint.replace("_", " ")} is revoked`);
+      else {log.warn(
+          `the revocation of the ${hint.replace("_", " ")} failed: HTTP status ${response.status}`,
+        );}
+    } catch {
+      log.warn(`the revocation of the ${hint.replace("_", " ")} failed`);
+    }
+  }
+}
+
+/**
+ * Runs `logout`; resolves with the exit code. The store that does not open
+ * is an `AuthOptionError` (exit 2).
+ */
+export async function runLogout(
+  command: LogoutCommand,
+  log: Logger,
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+  fetchFn: typeof fetch = fetch,
+): Promise<number> {
+  const store = await openStore(command, env);
+  const entry = await store.read(command.url);
+  await revoke(entry, log, fetchFn);
+  const removed = await store.remove(command.url);
+  log.info(
+    removed
+      ? "signed out: the tokens and the client of the server are removed"
+      : "the store has no sign-in for this server",
+  );
+  return 0;
+}
+
+/**
+ * The `logout` subcommand for `main.ts`: its exit code, or undefined when
+ * `argv` is not `logout ...`. Invalid arguments and a store that does not
+ * open are exit 2, with the reason and `usage` on stderr.
+ */
+export async function logoutMain(
+  argv: readonly string[],
+  log: Logger,
+  usage: string,
+): Promise<number | undefined> {
+  if (argv[0] !== "logout") return undefined;
+  try {
+    return await runLogout(parseLogout(argv.slice(1)), log);
+  } catch (error) {
+    if (!(error instanceof AuthOptionError)) throw error;
+    log.error(error.message);
+    try {
+      Deno.stderr.writeSync(new TextEncoder().encode(usage));
+    } catch {
+      // stderr is closed.
+    }
+    return 2;
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * The sign-in options of the command line, for `main.ts`: their `parseArgs`
+ * descriptors, their usage lines, their checks and the token source they
+ * make. A value that is not valid is an `AuthOptionError` (exit 2), and so
+ * is a token store that does not open.
+ *
+ * @module
+ */
+
+import type { Logger } from "../bridge/log.ts";
+import { systemBrowser } from "./browser.ts";
+import { SignIn } from "./sign_in.ts";
+import { defaultStoreDir, StoreError, TokenStore } from "./store.ts";
+
+/** The `parseArgs` options of the sign-in. */
+export const AUTH_OPTIONS = {
+  "sign-in-timeout": { type: "string" },
+  "redirect-port": { type: "string" },
+  "no-browser": { type: "boolean" },
+  "client-id": { type: "string" },
+  "client-issuer": { type: "string" },
+  "client-secret-env": { type: "string" },
+  "client-metadata-url": { type: "string" },
+  "token-store": { type: "string" },
+} as const;
+
+/** The usage lines of the sign-in options. */
+export const AUTH_USAGE = `Sign-in options (an upstream at a URL):
+  --sign-in-timeout SECONDS   The time limit of one sign-in (default: 300)
+  --redirect-port PORT        The port of http://127.0.0.1:PORT/callback
+                              (default: a port derived from the URL)
+  --no-browser                Never start a browser: open the URL of the log line
+  --client-id ID              A client registered by hand at the authorization server
+  --client-issuer URL         The issuer of --client-id (needed with it)
+  --client-secret-env VAR     The variable that holds the secret of --client-id
+  --client-metadata-url URL   A client ID metadata document to use as the client ID
+  --token-store DIR           Where tokens and clients live
+                              (default: the config directory, mcp-bridge-vscode/)
+
+Logout:
+  mcp-bridge-vscode logout URL [--token-store DIR]
+                              Forget (and revoke) the tokens and the client of URL
+`;
+
+/** A sign-in option that is not valid; the message is one line and names no value of a secret. */
+export class AuthOptionError extends Error {
+  override name = "AuthOptionError";
+}
+
+/** The sign-in options as the command line gave them. */
+export interface AuthSettings {
+  readonly signInTimeoutMs: number;
+  readonly redirectPort?: number;
+  readonly noBrowser: boolean;
+  readonly clientId?: string;
+  readonly clientIssuer?: string;
+  readonly clientSecretEnv?: string;
+  readonly clientMetadataUrl?: string;
+  readonly tokenStore?: string;
+}
+
+/**
+ * The sign-in options of a command line: undefined without a URL upstream,
+ * where a sign-in option is not valid.
+ */
+export function authSettingsOf(
+  values: Record<string, unknown>,
+  remote: boolean,
+): AuthSettings | undefined {
+  if (!remote) {
+    const given = Object.keys(AUTH_OPTIONS).find((name) => values[name] !== undefined);
+    if (given !== undefined) {
+      throw new AuthOptionError(`--${given} needs an upstream server at a URL`);
+    }
+    return undefined;
+  }
+  return readAuthOptions(values);
+}
+
+/**
+ * The time limit of server/discover with a sign-in: when the store has no
+ * access token valid for more than a minute, a sign-in can happen during
+ * initialize, and the limit is --discover-timeout and --sign-in-timeout together.
+ */
+export async function discoverLimitMs(
+  discoverMs: number,
+  source: SignIn,
+  settings: AuthSettings,
+): Promise<number> {
+  return await source.hasUsableToken() ? discoverMs : discoverMs + settings.signInTimeoutMs;
+}
+
+/** The default time limit of a sign-in. */
+export const DEFAULT_SIGN_IN_TIMEOUT_MS = 300_000;
+
+function text(values: Record<string, unknown>, name: string): string | undefined {
+  const value = values[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.trim() === "") {
+    throw new AuthOptionError(`--${name} needs a value`);
+  }
+  return value;
+}
+
+/**
+ * Checks the sign-in options of `parseArgs` values.
+ *
+ * @example
+ * ```ts
+ * import { readAuthOptions } from "./options.ts";
+ * const settings = readAuthOptions({ "redirect-port": "20123", "no-browser": true });
+ * if (settings.redirectPort !== 20123 || !settings.noBrowser) throw new Error();
+ * ```
+ */
+export function readAuthOptions(values: Record<string, unknown>): AuthSettings {
+  const timeout = text(values, "sign-in-timeout");
+  let signInTimeoutMs = DEFAULT_SIGN_IN_TIMEOUT_MS;
+  if (timeout !== undefined) {
+    const seconds = Number(timeout);
+    if (!Number.isFinite(seconds) || seconds <= 0) {
+      throw new AuthOptionError(`--sign-in-timeout needs a positive number, not "${timeout}"`);
+    }
+    signInTimeoutMs = Math.round(seconds * 1000);
+  }
+  const port = text(values, "redirect-port");
+  let redirectPort: number | undefined;
+  if (port !== undefined) {
+    redirectPort = Number(port);
+    if (!/^\d+$/.test(port) || redirectPort < 1 || redirectPort > 65535) {
+      throw new AuthOptionError(`--redirect-port needs a port from 1 to 65535, not "${port}"`);
+    }
+  }
+  const clientId = text(values, "client-id");
+  const clientIssuer = text(values, "client-issuer");
+  const clientSecretEnv = text(values, "client-secret-env");
+  const clientMetadataUrl = text(values, "client-metadata-url");
+  const tokenStore = text(values, "token-store");
+  if ((clientId === undefined) !== (clientIssuer === undefined)) {
+    throw new AuthOptionError("--client-id and --client-issuer go together");
+  }
+  if (clientIssuer !== undefined && !URL.canParse(clientIssuer)) {
+    throw new AuthOptionError("--client-issuer needs a URL");
+  }
+  if (clientSecretEnv !== undefined && clientId === undefined) {
+    throw new AuthOptionError("--client-secret-env needs --client-id");
+  }
+  return {
+    signInTimeoutMs,
+    noBrowser: values["no-browser"] === true,
+    ...(redirectPort !== undefined && { redirectPort }),
+    ...(clientId !== undefined && { clientId }),
+    ...(clientIssuer !== undefined && { clientIssuer }),
+    ...(clientSecretEnv !== undefined && { clientSecretEnv }),
+    ...(clientMetadataUrl !== undefined && { clientMetadataUrl }),
+    ...(tokenStore !== undefined && { tokenStore }),
+  };
+}
+
+/**
+ * The default redirect port of a server URL: stable across restarts (a
+ * registered redirect URI keeps working) and spread over 20000-31999, below
+ * the ephemeral ports of Linux, so two servers rarely share one.
+ */
+export async function defaultRedirectPort(serverUrl: string): Promise<number> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(new URL(serverUrl).href)),
+  );
+  return 20_000 + ((digest[0]! << 8 | digest[1]!) % 12_000);
+}
+
+/** Opens the token store of the settings; an `AuthOptionError` when it does not open. */
+export async function openStore(
+  settings: Pick<AuthSettings, "tokenStore">,
+  env: (name: string) => string | undefined,
+): Promise<TokenStore> {
+  try {
+    return await TokenStore.open(settings.tokenStore ?? defaultStoreDir(env));
+  } catch (error) {
+    if (error instanceof StoreError) throw new AuthOptionError(error.message);
+    throw error;
+  }
+}
+
+/**
+ * The name of the executable for the messages: the compiled binary's own
+ * name, or `mcp-bridge-vscode` under `deno run`.
+ */
+export function executableName(): string {
+  try {
+    const base = Deno.execPath().split(/[\\/]/).pop()!.replace(/\.exe$/i, "");
+    return base === "deno" || base === "" ? "mcp-bridge-vscode" : base;
+  } catch {
+    return "mcp-bridge-vscode";
+  }
+}
+
+/** What the token source of a URL needs from `main.ts`. */
+export interface SignInContext {
+  readonly logger: Logger;
+  /** The name of the executable, for the messages (`mcp-bridge-vscode`). */
+  readonly name: string;
+  readonly env?: (name: string) => string | undefined;
+}
+
+/**
+ * The token source of an upstream server at `serverUrl`. It opens the store
+ * now, so that a store that does not open is exit 2 before the bridge starts.
+ */
+export async function createSignIn(
+  settings: AuthSettings,
+  serverUrl: string,
+  context: SignInContext,
+): Promise<SignIn> {
+  const env = context.env ?? ((name: string) => Deno.env.get(name));
+  let clientSecret: string | undefined;
+  if (settings.clientSecretEnv !== undefined) {
+    clientSecret = env(settings.clientSecretEnv);
+    if (clientSecret === undefined) {
+      throw new AuthOptionError(
+        `the variable ${settings.clientSecretEnv} of --client-secret-env is not set`,
+      );
+    }
+  }
+  const store = await openStore(settings, env);
+  const url = new URL(serverUrl).href;
+  return new SignIn({
+    serverUrl: url,
+    store,
+    redirectPort: settings.redirectPort ?? await defaultRedirectPort(url),
+    signInTimeoutMs: settings.signInTimeoutMs,
+    noBrowser: settings.noBrowser,
+    sandbox: env("SANDBOX_RUNTIME") === "1",
+    name: context.name,
+    openBrowser: systemBrowser(env),
+    logger: context.logger,
+    ...(settings.clientId !== undefined && { clientId: settings.clientId }),
+    ...(settings.clientIssuer !== undefined && { clientIssuer: settings.clientIssuer }),
+    ...(clientSecret !== undefined && { clientSecret }),
+    ...(settings.clientMetadataUrl !== undefined &&
+      { clientMetadataUrl: settings.clientMetadataUrl }),
+  });
+}

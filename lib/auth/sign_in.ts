@@ -1,0 +1,447 @@
+/**
+ * The sign-in of the bridge: the `TokenSource` of the HTTP link. It gives
+ * each request the stored access token (refreshed when it expires within a
+ * minute), and answers a 401 challenge with a sign-in and a 403
+ * `insufficient_scope` with one step-up. A sign-in is OAuth 2.1 with PKCE
+ * S256, `state`, `resource` and the `iss` check, through the one-time start
+ * URL of the redirect listener; parallel bridges of one server share it
+ * through the lock of the store.
+ *
+ * @module
+ */
+
+import {
+  computeScopeUnion,
+  exchangeAuthorization,
+  extractWWWAuthenticateParams,
+  IssuerMismatchError,
+  type OAuthTokens,
+  refreshAuthorization,
+  startAuthorization,
+} from "@modelcontextprotocol/client";
+import type { Logger } from "../bridge/log.ts";
+import type { UrlPrompt } from "../upstream/link.ts";
+import type { Challenge, ChallengeOutcome, TokenSource } from "../upstream/token_source.ts";
+import type { OpenBrowser } from "./browser.ts";
+import { discover, issuerMetadata, type ServerInfo, StatusFetch } from "./discovery.ts";
+import { isSignInFailure, signInFailure } from "./failures.ts";
+import { RedirectListener } from "./redirect.ts";
+import { chooseClient, type ClientSettings } from "./registration.ts";
+import type { ServerEntry, StoredTokens, TokenStore } from "./store.ts";
+
+/** A token that expires sooner than this is refreshed before it is used. */
+export const REFRESH_MARGIN_MS = 60_000;
+
+/** What a sign-in needs. */
+export interface SignInSettings extends ClientSettings {
+  /** The URL of the upstream server (a secret: it is never logged). */
+  readonly serverUrl: string;
+  readonly store: TokenStore;
+  readonly redirectPort: number;
+  readonly signInTimeoutMs: number;
+  readonly noBrowser: boolean;
+  /** SANDBOX_RUNTIME=1: a needed sign-in fails at once with `sandbox`. */
+  readonly sandbox: boolean;
+  /** The name of the executable, for the messages. */
+  readonly name: string;
+  readonly openBrowser: OpenBrowser;
+  readonly logger: Logger;
+  /** The fetch of the requests to the authorization server (tests count them). */
+  readonly fetch?: typeof fetch;
+}
+
+interface SignInRequest {
+  /** The scope of the challenge. */
+  readonly challengeScope: string | undefined;
+  readonly resourceMetadataUrl: URL | undefined;
+  /** A step-up: ask for the scope of before and that of the challenge, with a new authorization. */
+  readonly stepUp: boolean;
+  /** The access token the upstream server refused, if any. */
+  readonly refused: string | undefined;
+}
+
+function randomState(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
+    .replaceAll("=", "");
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/**
+ * The checks of an authorization URL before the browser gets it: https (or
+ * http on a loopback host), our `state` and redirect URI, PKCE S256.
+ *
+ * @example
+ * ```ts
+ * import { authorizationUrlIsValid } from "./sign_in.ts";
+ * const url = new URL("https://as.example/authorize?state=s&redirect_uri=r&code_challenge=c&code_challenge_method=S256");
+ * if (!authorizationUrlIsValid(url, "s", "r")) throw new Error();
+ * if (authorizationUrlIsValid(url, "other", "r")) throw new Error();
+ * ```
+ */
+export function authorizationUrlIsValid(url: URL, state: string, redirectUri: string): boolean {
+  const secure = url.protocol === "https:" ||
+    (url.protocol === "http:" && isLoopbackHost(url.hostname));
+  const params = url.searchParams;
+  return secure && url.username === "" && url.password === "" &&
+    params.get("state") === state && params.get("redirect_uri") === redirectUri &&
+    params.get("code_challenge_method") === "S256" && (params.get("code_challenge") ?? "") !== "" &&
+    params.get("response_type") === "code";
+}
+
+function toStored(tokens: OAuthTokens, requestedScope: string | undefined): StoredTokens {
+  const scope = tokens.scope ?? requestedScope;
+  return {
+    accessToken: tokens.access_token,
+    tokenType: tokens.token_type,
+    ...(tokens.refresh_token !== undefined && { refreshToken: tokens.refresh_token }),
+    ...(tokens.expires_in !== undefined && { expiresAt: Date.now() + tokens.expires_in * 1000 }),
+    ...(scope !== undefined && { scope }),
+    ...(requestedScope !== undefined && { requestedScope }),
+  };
+}
+
+function usable(tokens: StoredTokens | undefined): boolean {
+  return tokens !== undefined &&
+    (tokens.expiresAt === undefined || tokens.expiresAt - Date.now() > REFRESH_MARGIN_MS);
+}
+
+/** The token source of an upstream server at a URL. */
+export class SignIn implements TokenSource {
+  readonly #settings: SignInSettings;
+  readonly #log: Logger;
+  #prompt: UrlPrompt | undefined;
+  #flight: Promise<void> | undefined;
+  #refreshing: Promise<string | undefined> | undefined;
+  #lastSent: string | undefined;
+  #waiters: (() => void)[] = [];
+
+  constructor(settings: SignInSettings) {
+    this.#settings = settings;
+    this.#log = settings.logger;
+  }
+
+  /** The redirect URI of the sign-in. */
+  get redirectUri(): string {
+    return `http://127.0.0.1:${this.#settings.redirectPort}/callback`;
+  }
+
+  /** True when the store has an access token valid for more than a minute. */
+  async hasUsableToken(): Promise<boolean> {
+    const tokens = (await this.#settings.store.read(this.#settings.serverUrl)).tokens;
+    return tokens !== undefined && usable(tokens);
+  }
+
+  async authorization(signal: AbortSignal): Promise<string | undefined> {
+    const entry = await this.#settings.store.read(this.#settings.serverUrl);
+    const tokens = entry.tokens;
+    let access: string | undefined;
+    if (tokens !== undefined && usable(tokens)) access = tokens.accessToken;
+    else if (tokens?.refreshToken !== undefined) access = await this.#refresh(tokens, signal);
+    this.#lastSent = access;
+    return access === undefined ? undefined : `Bearer ${access}`;
+  }
+
+  async challenge(
+    challenge: Challenge,
+    attempt: number,
+    signal: AbortSignal,
+  ): Promise<ChallengeOutcome> {
+    const params = extractWWWAuthenticateParams(
+      new Response(null, {
+        status: challenge.status,
+        headers: challenge.wwwAuthenticate === undefined
+          ? {}
+          : { "www-authenticate": challenge.wwwAuthenticate },
+      }),
+    );
+    const refused = (): never => {
+      throw signInFailure(
+        "access_refused",
+        `HTTP status ${challenge.status}`,
+        undefined,
+        challenge.status,
+      );
+    };
+    const stepUp = challenge.status === 403;
+    if (stepUp && params.error !== "insufficient_scope") refused();
+    // One sign-in (or step-up) per request: a second challenge means no sign-in helps.
+    if (attempt > 1) refused();
+    await this.#signIn({
+      challengeScope: params.scope,
+      resourceMetadataUrl: params.resourceMetadataUrl,
+      stepUp,
+      refused: this.#lastSent,
+    }, signal);
+    return "retry";
+  }
+
+  setUrlPrompt(prompt: UrlPrompt | undefined): void {
+    this.#prompt = prompt;
+  }
+
+  nextSignIn(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  #signedIn(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  /** Refreshes under the lock; undefined when the refresh failed (a sign-in follows). */
+  #refresh(stale: StoredTokens, signal: AbortSignal): Promise<string | undefined> {
+    this.#refreshing ??= this.#settings.store.withLock(
+      this.#settings.serverUrl,
+      signal,
+      async () => {
+        const { store, serverUrl } = this.#settings;
+        const entry = await store.read(serverUrl);
+        // Another bridge refreshed first: its rotation made our refresh token void.
+        if (
+          entry.tokens && usable(entry.tokens) && entry.tokens.accessToken !== stale.accessToken
+        ) {
+          return entry.tokens.accessToken;
+        }
+        const tokens = entry.tokens;
+        const client = this.#clientOf(entry);
+        if (tokens?.refreshToken === undefined || entry.issuer === undefined || !client) {
+          return undefined;
+        }
+        const http = new StatusFetch(this.#settings.fetch);
+        try {
+          const metadata = await issuerMetadata(entry.issuer, http);
+          const fresh = await refreshAuthorization(entry.issuer, {
+            metadata,
+            clientInformation: client,
+            refreshToken: tokens.refreshToken,
+            ...(entry.resource !== undefined && { resource: entry.resource }),
+            fetchFn: http.fetch,
+          });
+          const stored = toStored(fresh, tokens.requestedScope);
+          await store.write(serverUrl, { ...entry, tokens: stored });
+          this.#log.info("the access token of the upstream server was refreshed");
+          this.#signedIn();
+          return stored.accessToken;
+        } catch (error) {
+          if (isSignInFailure(error) && error.signIn?.cause !== "sign_in_failed") throw error;
+          this.#log.warn(
+            `the refresh of the access token failed (${
+              http.detail("token request")
+            }); a new sign-in is needed`,
+          );
+          const { tokens: _dropped, ...rest } = entry;
+          await store.write(serverUrl, rest);
+          return undefined;
+        }
+      },
+    ).finally(() => this.#refreshing = undefined);
+    return this.#refreshing;
+  }
+
+  /** The client the stored tokens were issued to, as the sign-in chose it. */
+  #clientOf(entry: ServerEntry): Record<string, unknown> & { client_id: string } | undefined {
+    const { clientId, clientSecret, clientMetadataUrl } = this.#settings;
+    if (clientId !== undefined) {
+      return {
+        client_id: clientId,
+        ...(clientSecret !== undefined && { client_secret: clientSecret }),
+      };
+    }
+    const stored = entry.clients.find((c) =>
+      entry.issuer !== undefined && c.issuer === entry.issuer && c.redirectUri === this.redirectUri
+    );
+    if (stored !== undefined) return { ...stored.client };
+    return clientMetadataUrl === undefined ? undefined : { client_id: clientMetadataUrl };
+  }
+
+  async #signIn(request: SignInRequest, signal: AbortSignal): Promise<void> {
+    if (this.#settings.sandbox) throw signInFailure("sandbox");
+    if (this.#flight) {
+      // One sign-in at a time in this bridge: the requests that wait share it.
+      await this.#flight;
+      return;
+    }
+    const { signInTimeoutMs, name } = this.#settings;
+    const limit = AbortSignal.timeout(signInTimeoutMs);
+    const both = AbortSignal.any([signal, limit]);
+    const flight = this.#settings.store.withLock(
+      this.#settings.serverUrl,
+      both,
+      () => this.#underLock(request, both),
+    ).catch((error: unknown) => {
+      if (isSignInFailure(error)) throw error;
+      if (both.aborted) {
+        throw signInFailure("sign_in_timeout", undefined, {
+          seconds: Math.round(signInTimeoutMs / 1000),
+          name,
+        });
+      }
+      throw error;
+    });
+    this.#flight = flight.finally(() => this.#flight = undefined).catch(() => {});
+    await flight;
+  }
+
+  async #underLock(request: SignInRequest, signal: AbortSignal): Promise<void> {
+    const { store, serverUrl } = this.#settings;
+    const entry = await store.read(serverUrl);
+    // Another bridge signed in while this one waited for the lock.
+    if (
+      entry.tokens !== undefined && usable(entry.tokens) &&
+      entry.tokens.accessToken !== request.refused &&
+      (!request.stepUp ||
+        computeScopeUnion(entry.tokens.scope, request.challengeScope) === entry.tokens.scope)
+    ) {
+      this.#signedIn();
+      return;
+    }
+    const http = new StatusFetch(this.#settings.fetch);
+    const info = await discover(serverUrl, request.resourceMetadataUrl, http);
+    const scope = this.#scope(request, entry, info);
+    const listener = await RedirectListener.listen(this.#settings.redirectPort);
+    try {
+      await this.#flow(info, scope, entry, listener, http, signal);
+    } finally {
+      await listener.close();
+    }
+    this.#signedIn();
+  }
+
+  #scope(request: SignInRequest, entry: ServerEntry, info: ServerInfo): string | undefined {
+    const base = request.challengeScope ??
+      (info.resourceScopes?.length ? info.resourceScopes.join(" ") : undefined);
+    const scope = request.stepUp
+      ? computeScopeUnion(entry.tokens?.requestedScope, entry.tokens?.scope, base)
+      : base;
+    // As the SDK's own flow does: ask for a refresh token where the server names offline_access.
+    if (scope !== undefined && info.metadata.scopes_supported?.includes("offline_access")) {
+      return computeScopeUnion(scope, "offline_access");
+    }
+    return scope;
+  }
+
+  async #flow(
+    info: ServerInfo,
+    scope: string | undefined,
+    entry: ServerEntry,
+    listener: RedirectListener,
+    http: StatusFetch,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { store, serverUrl } = this.#settings;
+    const choice = await chooseClient(this.#settings, info, listener.redirectUri, entry, http);
+    let current: ServerEntry = entry;
+    if (choice.registered !== undefined) {
+      current = { ...current, clients: [...current.clients, choice.registered] };
+      // Stored at once: a sign-in that fails later reuses the registration.
+      await store.write(serverUrl, current);
+    }
+    const state = randomState();
+    let started;
+    try {
+      started = await startAuthorization(info.authorizationServerUrl, {
+        metadata: info.metadata,
+        clientInformation: choice.client,
+        redirectUrl: listener.redirectUri,
+        state,
+        resource: info.resource,
+        ...(scope !== undefined && { scope }),
+      });
+    } catch {
+      throw signInFailure("sign_in_invalid_url", "the authorization server supports no PKCE S256");
+    }
+    if (!authorizationUrlIsValid(started.authorizationUrl, state, listener.redirectUri)) {
+      throw signInFailure("sign_in_invalid_url");
+    }
+    listener.arm(started.authorizationUrl.href, state);
+    const onAbort = () =>
+      listener.fail(signInFailure("sign_in_timeout"), "The time limit of the sign-in passed.");
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      this.#log.info(`sign-in needed: open ${listener.startUrl} in a browser to sign in`);
+      // The redirect can come before the client answers the prompt (it answers after the browser).
+      const delivered = this.#deliver(listener.startUrl, signal);
+      delivered.catch(() => {});
+      const redirect = await Promise.race([
+        listener.redirect(),
+        delivered.then(() => listener.redirect()),
+      ]);
+      let tokens;
+      try {
+        tokens = await exchangeAuthorization(info.authorizationServerUrl, {
+          metadata: info.metadata,
+          clientInformation: choice.client,
+          authorizationCode: redirect.code,
+          ...(redirect.iss !== undefined && { iss: redirect.iss }),
+          codeVerifier: started.codeVerifier,
+          redirectUri: listener.redirectUri,
+          resource: info.resource,
+          fetchFn: http.fetch,
+        });
+      } catch (error) {
+        throw error instanceof IssuerMismatchError
+          ? signInFailure("sign_in_failed", "the issuer of the redirect does not match")
+          : signInFailure("sign_in_failed", http.detail("token request"));
+      }
+      await store.write(serverUrl, {
+        ...current,
+        issuer: info.metadata.issuer,
+        clientId: choice.client.client_id,
+        resource: info.resource,
+        tokens: toStored(tokens, scope),
+      });
+      listener.finish({ ok: true });
+      this.#log.info("signed in to the upstream server");
+    } catch (error) {
+      listener.finish({ ok: false, reason: pageReason(error) });
+      if (
+        isSignInFailure(error, "sign_in_timeout") || (signal.aborted && !isSignInFailure(error))
+      ) {
+        // The placeholders are the caller's: #signIn fills them.
+        throw signal.reason ?? error;
+      }
+      throw error;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Sends the user to the start URL: the client's URL prompt, else the browser. */
+  async #deliver(startUrl: string, signal: AbortSignal): Promise<void> {
+    const prompt = this.#prompt;
+    if (prompt !== undefined) {
+      let answer;
+      try {
+        answer = await prompt(startUrl, "Sign in to the upstream server in your browser.", signal);
+      } catch {
+        if (signal.aborted) throw signal.reason;
+        throw signInFailure("reauthorization_required", "no_consent");
+      }
+      if (answer !== "accept") throw signInFailure("reauthorization_required", "declined");
+      return;
+    }
+    if (this.#settings.noBrowser) return;
+    if (!await this.#settings.openBrowser(startUrl)) {
+      this.#log.warn("the browser did not open: open the URL of the sign-in line by hand");
+    }
+  }
+}
+
+function pageReason(error: unknown): string {
+  if (!isSignInFailure(error)) return "The sign-in stopped.";
+  switch (error.signIn?.cause) {
+    case "sign_in_denied":
+      return "The authorization server refused the access.";
+    case "sign_in_error":
+      return `The authorization server sent the error ${error.signIn.detail ?? "invalid"}.`;
+    case "sign_in_timeout":
+      return "The time limit of the sign-in passed.";
+    default:
+      return "The token request of the bridge failed.";
+  }
+}

@@ -23,7 +23,7 @@ const ENVELOPE = {
 /** The SDK fixture server as a child; its URL. */
 async function startServer(): Promise<{ url: string; child: Deno.ChildProcess }> {
   const child = new Deno.Command(deno, {
-    args: ["run", "-A", `${root}tests/fixtures/http_sdk_server.ts`, "/mcp", "--lean"],
+    args: ["run", "-A", `${root}tests/fixtures/http_sdk_server.ts`, "/mcp", "--lean", "--legacy"],
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
@@ -61,16 +61,16 @@ class DirectClient {
   }
 }
 
-/** A line client through the bridge, as VS Code talks to it. */
+/** A line client through a stdio proxy (the bridge, or mcp-remote), as VS Code talks to it. */
 class BridgedClient {
   readonly child: Deno.ChildProcess;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
   #waiting = new Map<number, (line: string) => void>();
   #id = 1;
 
-  constructor(url: string) {
-    this.child = new Deno.Command(deno, {
-      args: ["run", "-q", "-P", `${root}main.ts`, "--log-level", "error", url],
+  constructor(argv: string[]) {
+    this.child = new Deno.Command(argv[0]!, {
+      args: argv.slice(1),
       stdin: "piped",
       stdout: "piped",
       stderr: "null",
@@ -119,6 +119,9 @@ class BridgedClient {
       capabilities: {},
       clientInfo: { name: "bench", version: "1" },
     });
+    await this.#writer.write(
+      enc.encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'),
+    );
   }
 
   async stop(): Promise<void> {
@@ -166,6 +169,38 @@ function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/**
+ * The same small tools/call through mcp-remote (npm), when `MCP_REMOTE`
+ * names its executable (for example `node_modules/.bin/mcp-remote` of an
+ * `npm install mcp-remote@0.15.1` outside the project). The upstream serves
+ * its 2025-era requests statelessly.
+ */
+async function compareMcpRemote(
+  url: string,
+  direct: { p50: number },
+  bridgedThroughput: number,
+  out: (line: string) => void,
+): Promise<void> {
+  const bin = Deno.env.get("MCP_REMOTE");
+  const fmt = (n: number, d = 2) => n.toFixed(d);
+  if (!bin) {
+    out("mcp-remote                not measured (set MCP_REMOTE to its executable)");
+    return;
+  }
+  const remote = new BridgedClient([bin, url]);
+  await remote.start();
+  const lr = await latency(remote, 1500);
+  const tr = await throughput(remote, 64, 5_000);
+  await remote.stop();
+  out(
+    `mcp-remote                p50 ${fmt(lr.p50)} ms p99 ${fmt(lr.p99)} ms (direct p50 ${
+      fmt(direct.p50)
+    } ms); 64 in flight ${fmt(tr, 0)} req/s; the bridge is ${
+      fmt(bridgedThroughput / tr)
+    } times its throughput`,
+  );
+}
+
 /** Runs the HTTP benchmark and prints its lines with `out`. */
 export async function benchHttp(out: (line: string) => void): Promise<void> {
   const fmt = (n: number, d = 2) => n.toFixed(d);
@@ -173,7 +208,8 @@ export async function benchHttp(out: (line: string) => void): Promise<void> {
   try {
     const direct = new DirectClient(server.url);
     await direct.request("server/discover", {});
-    const bridged = new BridgedClient(server.url);
+    const bridgeArgv = [deno, "run", "-q", "-P", `${root}main.ts`, "--log-level", "error"];
+    const bridged = new BridgedClient([...bridgeArgv, server.url]);
     await bridged.start();
     // Rounds in turn, so that neither path gets the cold or the warm server.
     const rounds: { p50: number; p99: number }[][] = [];
@@ -214,6 +250,7 @@ export async function benchHttp(out: (line: string) => void): Promise<void> {
         } MB${ok ? "" : " (A RESULT WAS MISSING)"}`,
     );
     await bridged.stop();
+    await compareMcpRemote(server.url, ld, tb, out);
   } finally {
     await server.child.stdin.close();
     await server.child.status;

@@ -52,6 +52,8 @@ export interface HttpLinkOptions {
   readonly debug?: (message: string) => void;
 }
 
+/** How long the close waits for the notifications in flight (a cancellation). */
+const CLOSE_GRACE_MS = 250;
 /** How many challenges one request answers before it is refused. */
 const MAX_CHALLENGES = 3;
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -94,6 +96,7 @@ class HttpLink implements UpstreamLink {
   /** Frames that came before `read` (none in practice: the client reads at once). */
   #early: UpstreamFrame[] = [];
   #closed = false;
+  #closing: Promise<void> | undefined;
   #close!: () => void;
   #exchanges = new Map<Json, Exchange>();
   /** POSTs of notifications and responses, awaited at the close. */
@@ -156,17 +159,25 @@ class HttpLink implements UpstreamLink {
   }
 
   close(): Promise<void> {
-    if (!this.#closed) {
-      this.#closed = true;
-      for (const exchange of this.#exchanges.values()) exchange.controller.abort();
-      this.#exchanges.clear();
-      this.#close();
-    }
+    if (this.#closing) return this.#closing;
+    this.#closed = true;
+    for (const exchange of this.#exchanges.values()) exchange.controller.abort();
+    this.#exchanges.clear();
+    this.#close();
     // A notification in flight (a cancellation) gets a short time to leave.
-    return Promise.race([
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    this.#closing = Promise.race([
       Promise.allSettled([...this.#posts]).then(() => {}),
-      new Promise<void>((resolve) => setTimeout(resolve, 250)),
-    ]).finally(() => this.#o.client?.close());
+      new Promise<void>((resolve) => timer = setTimeout(resolve, CLOSE_GRACE_MS)),
+    ]).finally(() => {
+      clearTimeout(timer);
+      try {
+        this.#o.client?.close();
+      } catch {
+        // already closed
+      }
+    });
+    return this.#closing;
   }
 
   #deliver(frame: UpstreamFrame, exchange?: Exchange): void | Promise<void> {

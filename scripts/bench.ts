@@ -16,6 +16,7 @@ import { ProgressRelay } from "../lib/bridge/progress.ts";
 import { createLogger, type Logger, SILENT_LOGGER } from "../lib/bridge/log.ts";
 import type { JsonObject } from "../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
+import { benchHttp } from "./bench_http.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
@@ -377,3 +378,6 @@ async function embeddedBench(): Promise<void> {
 }
 
 await embeddedBench();
+
+// The HTTP upstream: its own module, so each part of the benchmark stays small.
+await benchHttp(out);

@@ -10,7 +10,12 @@
 import { parseArgs } from "node:util";
 import { basename, extname } from "node:path";
 import { Frontend } from "./lib/bridge/frontend.ts";
-import { DEFAULT_LIMITS, type Limits } from "./lib/bridge/limits.ts";
+import {
+  limitFlagOptions,
+  limitFlagsUsage,
+  type Limits,
+  parseLimitFlags,
+} from "./lib/bridge/limits.ts";
 import {
   createLogger,
   isLogLevel,
@@ -55,9 +60,7 @@ stdout.
 Options:
   --name NAME                 The server name when the upstream gives none
                               (default: the file name of COMMAND)
-  --discover-timeout SECONDS  The time limit of server/discover (default: 60)
-  --max-line-bytes N          The longest line in each direction (default: 67108864)
-  --log-level LEVEL           error, warn, info or debug (default: info)
+${limitFlagsUsage()}  --log-level LEVEL           error, warn, info or debug (default: info)
 ${HTTP_USAGE}  --help                      Show this text
   --version                   Show the version
 
@@ -85,24 +88,6 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
-function positiveNumber(
-  flag: string,
-  text: string | undefined,
-  integer: boolean,
-): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (
-    text.trim() === "" || !Number.isFinite(value) || value <= 0 ||
-    (integer && !Number.isSafeInteger(value))
-  ) {
-    throw new UsageError(
-      `${flag} needs a positive ${integer ? "integer" : "number"}, not "${text}"`,
-    );
-  }
-  return value;
-}
-
 /** Parses the arguments of the program (without the program name). */
 export function parseCommandLine(argv: readonly string[]): Command {
   const split = argv.indexOf("--");
@@ -115,8 +100,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
       strict: true,
       options: {
         "name": { type: "string" },
-        "discover-timeout": { type: "string" },
-        "max-line-bytes": { type: "string" },
+        ...limitFlagOptions(),
         "log-level": { type: "string" },
         "help": { type: "boolean" },
         "version": { type: "boolean" },
@@ -146,8 +130,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (values.name !== undefined && values.name.trim() === "") {
     throw new UsageError("--name needs a name");
   }
-  const discoverSeconds = positiveNumber("--discover-timeout", values["discover-timeout"], false);
-  const maxLineBytes = positiveNumber("--max-line-bytes", values["max-line-bytes"], true);
+  const limits = parseLimitFlags(values);
+  if (!limits.ok) throw new UsageError(limits.message);
   return {
     kind: "run",
     command: command!,
@@ -156,12 +140,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     ...(auth && { auth }),
     name: values.name ?? (remote ? remote.url.hostname : basename(command!, extname(command!))),
     logLevel,
-    limits: {
-      ...DEFAULT_LIMITS,
-      ...(discoverSeconds !== undefined &&
-        { discover_timeout_ms: Math.round(discoverSeconds * 1000) }),
-      ...(maxLineBytes !== undefined && { max_line_bytes: maxLineBytes }),
-    },
+    limits: limits.limits,
   };
 }
 

@@ -1,6 +1,10 @@
 /**
- * The front end: a stdio MCP server of revision 2025-11-25 for the client,
- * with four states and a rule for each message of the client.
+ * The front end: a stdio MCP server of revision 2025-11-25 for the client, as
+ * a state machine. {@linkcode State} is one typed value; the spec's message
+ * table ({@linkcode REQUEST_TABLE}, {@linkcode NOTIFICATION_TABLE}) says
+ * what each state does with each kind of message; what only the ready state
+ * has (the upstream client, the input rounds, the result rules, the
+ * listener) lives in that state.
  *
  * The reader never waits for a request: each frame is handled at once, and
  * each forwarded request runs on its own. Every request of the client gets
@@ -15,45 +19,50 @@ import {
   isObject,
   isRequestId,
   type Json,
-  type JsonObject,
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
 import { MessageWriter } from "../jsonrpc/writer.ts";
-import type { Connect } from "../upstream/link.ts";
-import type { UpstreamClient } from "../upstream/client.ts";
 import { failureOfEnd } from "../upstream/failure.ts";
-import { mapUpstreamFailure } from "./failures.ts";
+import type { Connect } from "../upstream/link.ts";
 import { BridgeError } from "./errors.ts";
-import { startUpstream } from "./start.ts";
-import { declaredOf } from "./input_checks.ts";
-import { type RoundEnv, runRounds } from "./input.ts";
-import { CANCEL_REASONS, PendingTable } from "./pending.ts";
-import { urlPrompt } from "./url_prompt.ts";
+import { mapUpstreamFailure } from "./failures.ts";
 import { type Flight, Flights } from "./flights.ts";
-import { type ListenDeclared, listenDeclared, Listener } from "./notify.ts";
 import { readClientFrame } from "./inbound.ts";
+import { declaredOf } from "./input_checks.ts";
 import type { Limits } from "./limits.ts";
 import type { Logger } from "./log.ts";
-import { passthroughMeta } from "./meta.ts";
-import type { Profile } from "./profile.ts";
-import { ProgressRelay } from "./progress.ts";
-import { applyResultRules, type ResultContext } from "./results.ts";
+import { type LoggingLevel, logMessageFor, setLevelParams } from "./logging.ts";
 import {
-  type Fallback,
-  FORWARDED_METHODS,
-  forwardParams,
-  hasModernMeta,
-  initializeResult,
-  isInitializeParams,
-  type LoggingLevel,
-  logMessageFor,
-  progressToken,
-  setLevelParams,
-} from "./translate.ts";
+  NOTIFICATION_TABLE,
+  notificationKind,
+  REQUEST_TABLE,
+  requestKind,
+  type StateName,
+} from "./message_table.ts";
+import { CANCEL_REASONS, PendingTable } from "./pending.ts";
+import type { Profile } from "./profile.ts";
+import { type Ready, ReadySession } from "./ready.ts";
+import { startUpstream } from "./start.ts";
+import { Tasks } from "./tasks.ts";
+import { type Fallback, hasModernMeta, initializeResult, isInitializeParams } from "./translate.ts";
 
-/** The states of the front end. */
-export type State = "awaiting_initialize" | "initializing" | "ready" | "closing";
+export type { StateName } from "./message_table.ts";
+
+/**
+ * The state of the front end. `closing` keeps the ready data for the
+ * shutdown, and after the loss of the upstream the error of each later
+ * request (none after the end of the input).
+ */
+export type State =
+  | { readonly name: "awaiting_initialize" }
+  | { readonly name: "initializing" }
+  | { readonly name: "ready"; readonly ready: Ready }
+  | {
+    readonly name: "closing";
+    readonly ready: Ready | undefined;
+    readonly lost: BridgeError | undefined;
+  };
 
 /** Options of a {@linkcode Frontend}. */
 export interface FrontendOptions {
@@ -72,21 +81,13 @@ export interface FrontendOptions {
 export class Frontend {
   #options: FrontendOptions;
   #writer: MessageWriter;
-  #state: State = "awaiting_initialize";
-  /** The error of each later request after the loss of the upstream; none after the end of the input. */
-  #closingError: BridgeError | undefined;
-  #session: UpstreamClient | undefined;
+  #state: State = { name: "awaiting_initialize" };
   #flights: Flights;
-  #tasks = new Set<Promise<void>>();
+  #tasks = new Tasks();
   #level: LoggingLevel | undefined;
   #upstreamStopped = false;
-  #resultContext: ResultContext | undefined;
   #pending: PendingTable;
-  /** What the input rounds of every forwarded request share; set in ready. */
-  #rounds: RoundEnv | undefined;
   #elicitations = 0;
-  #listener: Listener | undefined;
-  #listen: ListenDeclared = { lists: new Set(), subscribe: false };
 
   constructor(options: FrontendOptions) {
     this.#options = options;
@@ -95,9 +96,9 @@ export class Frontend {
     this.#flights = new Flights(options.limits.max_in_flight_requests);
   }
 
-  /** The current state. */
-  get state(): State {
-    return this.#state;
+  /** The name of the current state. */
+  get state(): StateName {
+    return this.#state.name;
   }
 
   /**
@@ -107,7 +108,6 @@ export class Frontend {
    */
   async run(input: ReadableStream<Uint8Array>, signal?: AbortSignal): Promise<number> {
     try {
-      // The reader never waits for a request: each frame is handled at once.
       await readFrames(
         input,
         { maxLineBytes: this.#options.limits.max_line_bytes },
@@ -118,40 +118,12 @@ export class Frontend {
       this.#options.log.error(`the input failed: ${error instanceof Error ? error.name : "error"}`);
     }
     await this.shutdown();
+    return this.exitCode;
+  }
+
+  /** 0, or 1 once the upstream server stopped by itself. */
+  get exitCode(): number {
     return this.#upstreamStopped ? 1 : 0;
-  }
-
-  #write(message: Message): void {
-    this.#writer.write(message);
-  }
-
-  #reply(id: RequestId, result: Json): void {
-    this.#write({ jsonrpc: "2.0", id, result });
-  }
-
-  #fail(id: RequestId | null, error: BridgeError): void {
-    this.#write({ jsonrpc: "2.0", id, error: error.toJSON() });
-  }
-
-  /**
-   * Runs a task of the connection; shutdown waits for it. A task of a
-   * request names its flight: when the task throws, the request still gets
-   * its one response, -32603 with a fixed message (the stack goes to the log
-   * only), unless it was canceled.
-   */
-  #spawn(task: () => Promise<void>, flight?: Flight): void {
-    const promise = task().catch((error) => {
-      this.#options.log.error(
-        `internal error: ${
-          error instanceof Error ? (error.stack ?? error.message) : String(error)
-        }`,
-      );
-      if (flight && !flight.canceled && !flight.answered) {
-        flight.answered = true;
-        this.#fail(flight.id, BridgeError.internal());
-      }
-    }).finally(() => this.#tasks.delete(promise));
-    this.#tasks.add(promise);
   }
 
   /**
@@ -165,8 +137,46 @@ export class Frontend {
     return this.#writer.hold();
   }
 
-  /** The back pressure of the output, for the readers of the upstream link. */
+  /** The back pressure of the output, for the reader of the upstream link. */
   #hold = (): Promise<void> | undefined => this.#writer.hold();
+
+  #write = (message: Message): void => {
+    this.#writer.write(message);
+  };
+
+  #reply(id: RequestId, result: Json): void {
+    this.#write({ jsonrpc: "2.0", id, result });
+  }
+
+  #fail(id: RequestId | null, error: BridgeError): void {
+    this.#write({ jsonrpc: "2.0", id, error: error.toJSON() });
+  }
+
+  /**
+   * Runs a task of the connection; shutdown waits for it. A task of a
+   * request names its flight: when the task throws, the request still gets
+   * its one response, -32603 with a fixed message (the stack goes to the log
+   * only), unless it was canceled or answered.
+   */
+  #spawn(task: () => Promise<void>, flight?: Flight): void {
+    this.#tasks.run(task, (error) => {
+      this.#options.log.error(
+        `internal error: ${
+          error instanceof Error ? (error.stack ?? error.message) : String(error)
+        }`,
+      );
+      if (flight && !flight.canceled && !flight.answered) {
+        this.#answer(flight, BridgeError.internal());
+      }
+    });
+  }
+
+  /** The one response of a flight. */
+  #answer(flight: Flight, outcome: { result: Json } | BridgeError): void {
+    flight.answered = true;
+    if (outcome instanceof BridgeError) this.#fail(flight.id, outcome);
+    else this.#reply(flight.id, outcome.result);
+  }
 
   #onFrame(frame: Frame): void {
     const { limits, profile, log } = this.#options;
@@ -193,109 +203,71 @@ export class Frontend {
   }
 
   #onNotification(method: string, params: Json | undefined): void {
-    switch (method) {
-      case "notifications/cancelled": {
+    const state = this.#state;
+    switch (NOTIFICATION_TABLE[notificationKind(method)][state.name]) {
+      case "cancel": {
         const requestId = isObject(params) ? params.requestId : undefined;
-        if (!isRequestId(requestId)) return; // no requestId: the bridge declares no tasks
-        this.#flights.cancel(requestId, CANCEL_REASONS.client);
+        // Without a requestId it cancels nothing: the bridge declares no tasks.
+        if (isRequestId(requestId)) this.#flights.cancel(requestId, CANCEL_REASONS.client);
         return;
       }
-      case "notifications/initialized":
-        if (this.#state === "ready") {
-          this.#startListener();
-          // A later sign-in can ask the client to open its URL from now on.
-          if (this.#rounds?.declared.url) {
-            this.#session?.link.setUrlPrompt?.(urlPrompt(this.#rounds));
-          }
-        }
+      case "initialized":
+        if (state.name === "ready") state.ready.initialized();
         return;
-      case "notifications/roots/list_changed":
+      case "ignore":
         return;
-      default:
+      case "debug":
         this.#options.log.debug(`ignored the notification ${method}`);
     }
   }
 
   #onRequest(id: RequestId, method: string, params: Json | undefined): void {
-    switch (method) {
-      case "ping":
+    const state = this.#state;
+    switch (REQUEST_TABLE[requestKind(method)][state.name]) {
+      case "pong":
         this.#reply(id, {});
         return;
-      case "logging/setLevel": {
+      case "set_level": {
         const level = setLevelParams(params);
-        if (level === undefined) {
-          this.#fail(id, BridgeError.of("invalid_params"));
-          return;
-        }
+        if (level === undefined) return this.#fail(id, BridgeError.of("invalid_params"));
         this.#level = level;
         this.#reply(id, {});
         return;
       }
-      case "server/discover":
+      case "method_not_found":
         this.#fail(id, BridgeError.of("method_not_found"));
         return;
-    }
-    if (this.#state === "closing") {
-      // After the end of the input nothing more is read; after the loss of the upstream:
-      if (this.#closingError) this.#fail(id, this.#closingError);
-      return;
-    }
-    if (method === "initialize") {
-      if (this.#state !== "awaiting_initialize") {
+      case "already_initialized":
         this.#fail(id, BridgeError.of("already_initialized"));
         return;
-      }
-      this.#initialize(id, params);
-      return;
+      case "initialize":
+        this.#initialize(id, params);
+        return;
+      case "not_ready":
+        this.#fail(
+          id,
+          BridgeError.of(hasModernMeta(params) ? "method_not_found" : "not_initialized"),
+        );
+        return;
+      case "closing":
+        // After the end of the input nothing more is answered; after the loss of the upstream:
+        if (state.name === "closing" && state.lost) this.#fail(id, state.lost);
+        return;
+      case "forward":
+        if (state.name === "ready") this.#forward(state.ready, id, method, params);
+        return;
+      case "subscription":
+        if (state.name === "ready") this.#subscription(state.ready, id, method, params);
+        return;
     }
-    if (this.#state !== "ready") {
-      this.#fail(
-        id,
-        BridgeError.of(hasModernMeta(params) ? "method_not_found" : "not_initialized"),
-      );
-      return;
-    }
-    if (method === "resources/subscribe" || method === "resources/unsubscribe") {
-      this.#subscription(id, method === "resources/subscribe", params);
-      return;
-    }
-    if (!FORWARDED_METHODS.has(method)) {
-      this.#fail(id, BridgeError.of("method_not_found"));
-      return;
-    }
-    this.#forward(id, method, params);
   }
 
-  /** Opens the listen stream one time, when the initialize result declares a list change or subscribe. */
-  #startListener(): void {
-    const { lists, subscribe } = this.#listen;
-    if (this.#listener || !this.#session || (lists.size === 0 && !subscribe)) return;
-    this.#listener = new Listener({
-      session: this.#session,
-      limits: this.#options.limits,
-      log: this.#options.log,
-      lists,
-      write: (message) => this.#write(message),
-      logLevel: () => this.#level,
-    });
-    this.#listener.start();
-  }
-
-  #subscription(id: RequestId, add: boolean, params: Json | undefined): void {
-    const listener = this.#listener;
-    if (!this.#listen.subscribe || !listener) {
-      this.#fail(id, BridgeError.of("method_not_found"));
-      return;
-    }
-    if (!isObject(params) || typeof params.uri !== "string") {
-      this.#fail(id, BridgeError.of("invalid_params"));
-      return;
-    }
-    listener.change(params.uri, add, (outcome) => {
+  #subscription(ready: Ready, id: RequestId, method: string, params: Json | undefined): void {
+    ready.subscription(method, params, (outcome) => {
       // After the end of the input, a request gets no response.
-      if (this.#state === "closing" && !this.#closingError) return;
-      if ("result" in outcome) this.#reply(id, outcome.result);
-      else this.#fail(id, outcome.error);
+      if (this.#state.name === "closing" && !this.#state.lost) return;
+      if (outcome instanceof BridgeError) this.#fail(id, outcome);
+      else this.#reply(id, outcome.result);
     });
   }
 
@@ -309,70 +281,73 @@ export class Frontend {
     return flight;
   }
 
+  /** The steps of the first initialize; a failure goes back to awaiting_initialize. */
   #initialize(id: RequestId, params: Json | undefined): void {
-    this.#state = "initializing";
     if (!isInitializeParams(params)) {
-      this.#state = "awaiting_initialize";
       this.#fail(id, BridgeError.of("invalid_params"));
       return;
     }
     const flight = this.#track(id, "initialize");
-    if (!flight) {
-      this.#state = "awaiting_initialize";
-      return;
-    }
+    if (!flight) return;
+    this.#state = { name: "initializing" };
     const { log, limits, profile, fallback } = this.#options;
     this.#spawn(async () => {
       const started = await startUpstream({
         connect: this.#options.connect,
-        clientInfo: params.clientInfo as JsonObject,
-        capabilities: params.capabilities as JsonObject,
+        clientInfo: params.clientInfo as Record<string, Json>,
+        capabilities: params.capabilities as Record<string, Json>,
         discoverTimeoutMs: limits.discover_timeout_ms,
         signal: flight.controller.signal,
         log,
-        onLogMessage: (message) => this.#onUpstreamLog(message),
+        onLogMessage: (message) => {
+          const out = logMessageFor(message, this.#level);
+          if (out) this.#write({ jsonrpc: "2.0", method: "notifications/message", params: out });
+        },
         hold: this.#hold,
       });
       this.#flights.remove(flight);
       if (started.kind !== "ready") {
         // The failure path: the upstream stops, the state goes back, then the error.
         this.#spawn(() => started.stopped);
-        this.#state = "awaiting_initialize";
-        if (started.kind === "failed" && !flight.canceled) {
-          flight.answered = true;
-          this.#fail(id, started.error);
-        }
+        if (this.#state.name === "initializing") this.#state = { name: "awaiting_initialize" };
+        if (started.kind === "failed" && !flight.canceled) this.#answer(flight, started.error);
         return;
       }
-      const { session, discover } = started;
-      const icons = session.link.isRemote ? "data_only" : "all";
-      this.#listen = listenDeclared(discover.capabilities);
-      this.#session = session;
-      this.#rounds = {
-        session,
+      if (this.#state.name !== "initializing") {
+        // The input ended during discover: nothing more goes out.
+        this.#spawn(() => started.session.close());
+        return;
+      }
+      const ready = new ReadySession({
+        session: started.session,
+        discover: started.discover,
+        declared: declaredOf(params.capabilities),
         limits,
         log,
-        declared: declaredOf(params.capabilities),
+        profile,
         pending: this.#pending,
-        write: (message) => this.#write(message),
+        write: this.#write,
         nextElicitationId: () => `elicitation-${++this.#elicitations}`,
         logLevel: () => this.#level,
-      };
-      this.#resultContext = { quirks: profile.quirks, icons, log };
+      });
       // The state is ready before the result goes out: the next requests can come at once.
-      this.#state = "ready";
-      // Not a task of the shutdown: it ends with the upstream.
-      this.#watchUpstream(session);
-      flight.answered = true;
-      this.#reply(id, initializeResult(profile, discover, fallback, icons));
+      this.#state = { name: "ready", ready };
+      this.#watchUpstream(ready);
+      this.#answer(flight, {
+        result: initializeResult(profile, started.discover, fallback, ready.icons),
+      });
     }, flight);
   }
 
-  async #watchUpstream(session: UpstreamClient): Promise<void> {
-    const end = await session.done;
-    if (this.#state === "closing") return; // the bridge closed it
-    this.#state = "closing";
-    this.#closingError = mapUpstreamFailure(failureOfEnd(end), "", "");
+  /** The loss of the upstream: the state closing, each later request gets its error. */
+  async #watchUpstream(ready: Ready): Promise<void> {
+    const end = await ready.session.done;
+    if (this.#state.name === "closing") return; // the bridge closed it
+    this.#state = {
+      name: "closing",
+      ready,
+      lost: mapUpstreamFailure(failureOfEnd(end), "", ""),
+    };
     this.#upstreamStopped = true;
     this.#options.log.error(
       end.kind === "exited"
@@ -381,44 +356,18 @@ export class Frontend {
     );
   }
 
-  #onUpstreamLog(params: JsonObject): void {
-    const message = logMessageFor(params, this.#level);
-    if (message) this.#write({ jsonrpc: "2.0", method: "notifications/message", params: message });
-  }
-
-  #forward(id: RequestId, method: string, rawParams: Json | undefined): void {
-    const rounds = this.#rounds;
+  #forward(ready: Ready, id: RequestId, method: string, params: Json | undefined): void {
     const flight = this.#track(id, method);
-    if (!flight || !rounds) return;
-    const { limits, profile } = this.#options;
-    const { params, meta } = forwardParams(rawParams);
-    const token = progressToken(meta);
-    const relay = token === undefined
-      ? undefined
-      : new ProgressRelay(token, limits.max_progress_per_second, (n) => this.#write(n));
-    const passMeta = passthroughMeta(meta, profile.meta_passthrough);
+    if (!flight) return;
     this.#spawn(async () => {
       let outcome;
       try {
-        outcome = await runRounds(rounds, method, params, {
-          signal: flight.controller.signal,
-          ...(relay && { onProgress: (p) => relay.relay(p) }),
-          ...(passMeta && { meta: passMeta }),
-        });
+        outcome = await ready.forward(method, params, flight.controller.signal);
       } finally {
-        // No progress after the response or a cancellation.
-        relay?.stop();
         this.#flights.remove(flight);
       }
       if (flight.canceled || outcome.kind === "canceled") return;
-      if (outcome.kind === "error") {
-        flight.answered = true;
-        this.#fail(id, outcome.error);
-        return;
-      }
-      const result = applyResultRules(method, outcome.result, this.#resultContext!);
-      flight.answered = true;
-      this.#reply(id, result);
+      this.#answer(flight, outcome.kind === "error" ? outcome.error : outcome);
     }, flight);
   }
 
@@ -428,19 +377,16 @@ export class Frontend {
    * closes the upstream client and the output.
    */
   async shutdown(): Promise<void> {
-    this.#state = "closing";
+    const previous = this.#state;
+    const ready = previous.name === "ready" || previous.name === "closing"
+      ? previous.ready
+      : undefined;
+    if (previous.name !== "closing") this.#state = { name: "closing", ready, lost: undefined };
     this.#flights.cancelAll(CANCEL_REASONS.closed);
-    const listener = this.#listener?.close();
-    await this.#waitForTasks(this.#options.limits.shutdown_grace_ms, listener);
-    await this.#session?.close();
-    await this.#waitForTasks(this.#options.limits.shutdown_grace_ms);
+    const listener = ready?.listener?.close();
+    await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, listener);
+    await ready?.session.close();
+    await this.#tasks.settled(this.#options.limits.shutdown_grace_ms);
     await this.#writer.close();
-  }
-
-  async #waitForTasks(ms: number, also?: Promise<void>): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, ms));
-    await Promise.race([Promise.allSettled([...this.#tasks, also]), grace]);
-    clearTimeout(timer);
   }
 }

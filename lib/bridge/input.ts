@@ -4,43 +4,24 @@
  * the client of revision 2025-11-25, collects the answers, and sends the
  * upstream request again with `inputResponses` and the `requestState`.
  *
+ * This module is the loop of rounds and the wait for the client's answers;
+ * the checks of a round are in round_checks.ts and input_checks.ts, the
+ * questions and the answer table in questions.ts.
+ *
  * @module
  */
 
 import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
 import type { UpstreamClient, UpstreamRequestOptions } from "../upstream/client.ts";
-import { UpstreamFailure } from "../upstream/failure.ts";
+import { CODES } from "./error_table.ts";
 import { BridgeError } from "./errors.ts";
 import { mapUpstreamFailure } from "./failures.ts";
-import {
-  checkInputRequest,
-  type Declared,
-  isElicitResult,
-  isRootsResult,
-  isSamplingResult,
-} from "./input_checks.ts";
+import type { Declared } from "./input_checks.ts";
 import { formatLimit, type Limits, roundTimeoutMs } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { type Answer, CANCEL_REASONS, type PendingTable } from "./pending.ts";
-import { isAllowedUrl } from "./url_rule.ts";
-
-/** The message of the Continue form after a URL that the user accepted. */
-export const CONTINUE_MESSAGE = "Complete the step in the web browser. Then select Continue.";
-
-/** The form with one required choice, for VS Code, which cannot show a form without a property. */
-export function continueForm(message: string): JsonObject {
-  return {
-    mode: "form",
-    message,
-    requestedSchema: {
-      type: "object",
-      properties: {
-        continue: { type: "string", title: "Continue", enum: ["Continue"], default: "Continue" },
-      },
-      required: ["continue"],
-    },
-  };
-}
+import { type Outgoing, planQuestions, responsesOf, type UrlStep } from "./questions.ts";
+import { checkRound, type RoundResult } from "./round_checks.ts";
 
 /** What the rounds need from the connection. */
 export interface RoundEnv {
@@ -63,34 +44,6 @@ export type Outcome =
   | { readonly kind: "error"; readonly error: BridgeError }
   | { readonly kind: "canceled" };
 
-/** A URL step that the user accepted and that is not complete. */
-interface UrlStep {
-  readonly elicitationId: string;
-}
-
-/** One question of a round, and how its answer becomes an input response. */
-interface Question {
-  readonly key: string;
-  readonly kind: "form" | "url" | "sampling" | "roots" | "continue_form" | "continue_url";
-  readonly validate?: ((value: Json) => boolean) | undefined;
-  readonly url?: string;
-  readonly elicitationId?: string;
-}
-
-class RoundFailure extends Error {
-  constructor(readonly error: BridgeError) {
-    super(error.message);
-  }
-}
-
-function inputFailure(
-  key: string,
-  cause: "invalid_input_request" | "undeclared_input_request",
-  text: string,
-) {
-  return new RoundFailure(BridgeError.of(cause, `input request '${key}': ${text}`));
-}
-
 /** The text of the request-state rule. */
 export function requestStateText(method: string, upstreamMessage: string): string {
   return "The upstream server did not accept the saved state of the request. " +
@@ -98,6 +51,9 @@ export function requestStateText(method: string, upstreamMessage: string): strin
     `Upstream message: ${upstreamMessage}. ` +
     (method === "tools/call" ? "Run the tool again." : "Send the request again.");
 }
+
+/** How one round of questions ended: the inputResponses, the failure, or a cancel. */
+type Asked = RoundResult<JsonObject> | { readonly ok: "canceled" };
 
 /**
  * Runs one forwarded request through all its rounds. `signal` is the flight's
@@ -136,72 +92,42 @@ export async function runRounds(
         timeoutMs,
         ...(logLevel !== undefined && { logLevel }),
       });
-    } catch (error) {
+    } catch (failure) {
       completeSteps(new Set());
       if (options.signal.aborted) return { kind: "canceled" };
-      if (
-        error instanceof UpstreamFailure && error.kind === "rpc" && error.error?.code === -32602 &&
-        typeof extra.requestState === "string"
-      ) {
-        return requestStateRule(method, error.error, waitedMs, log);
+      const error = mapUpstreamFailure(failure, method, formatLimit(timeoutMs));
+      // Only an error of the upstream server keeps its code -32602 (failures.ts).
+      if (error.code === CODES.INVALID_PARAMS && typeof extra.requestState === "string") {
+        return requestStateRule(method, error, waitedMs, log);
       }
-      return { kind: "error", error: mapUpstreamFailure(error, method, formatLimit(timeoutMs)) };
+      return { kind: "error", error };
     }
     if (!isObject(raw) || raw.resultType !== "input_required") {
       completeSteps(new Set());
       return { kind: "result", result: raw };
     }
-    try {
-      if (round >= limits.mrtr_max_rounds_client) {
-        throw new RoundFailure(BridgeError.of("too_many_rounds"));
-      }
-      const requests = raw.inputRequests ?? {};
-      if (!isObject(requests)) {
-        throw new RoundFailure(
-          BridgeError.of("invalid_input_request", "the inputRequests member is not an object"),
-        );
-      }
-      if (raw.requestState !== undefined && typeof raw.requestState !== "string") {
-        throw new RoundFailure(
-          BridgeError.of("invalid_input_request", "the requestState member is not a string"),
-        );
-      }
-      const count = Object.keys(requests).length;
-      if (count > limits.max_input_requests) {
-        throw new RoundFailure(
-          BridgeError.of(
-            "too_many_input_requests",
-            `${count} input requests in one round, limit: ${limits.max_input_requests}`,
-          ),
-        );
-      }
-      const asked = new Set<string>();
-      for (const request of Object.values(requests)) {
-        if (
-          isObject(request) && isObject(request.params) && typeof request.params.url === "string"
-        ) {
-          asked.add(request.params.url);
-        }
-      }
-      // The steps that this result no longer asks for are complete.
-      completeSteps(asked);
-      const started = Date.now();
-      const responses = await askRound(env, requests, accepted, options.signal);
-      waitedMs = Date.now() - started;
-      extra = { inputResponses: responses };
-      if (typeof raw.requestState === "string") extra.requestState = raw.requestState;
-    } catch (error) {
+    const checked = checkRound(raw, round, limits);
+    if (!checked.ok) {
       completeSteps(new Set());
-      if (error instanceof RoundFailure) return { kind: "error", error: error.error };
-      if (options.signal.aborted) return { kind: "canceled" };
-      throw error;
+      return { kind: "error", error: checked.error };
     }
+    // The steps that this result no longer asks for are complete.
+    completeSteps(checked.value.urls);
+    const started = Date.now();
+    const asked = await askRound(env, checked.value.requests, accepted, options.signal);
+    waitedMs = Date.now() - started;
+    if (asked.ok !== true) {
+      completeSteps(new Set());
+      return asked.ok === "canceled" ? { kind: "canceled" } : { kind: "error", error: asked.error };
+    }
+    extra = { inputResponses: asked.value };
+    if (checked.value.requestState !== undefined) extra.requestState = checked.value.requestState;
   }
 }
 
 function requestStateRule(
   method: string,
-  error: { code: number; message: string; data?: Json },
+  error: BridgeError,
   waitedMs: number,
   log: Logger,
 ): Outcome {
@@ -223,71 +149,41 @@ async function askRound(
   requests: JsonObject,
   accepted: Map<string, UrlStep>,
   signal: AbortSignal,
-): Promise<JsonObject> {
-  const responses: JsonObject = {};
-  const questions: { question: Question; params: JsonObject; method: string }[] = [];
-  for (const [key, request] of Object.entries(requests)) {
-    const checked = checkInputRequest(request, env.declared);
-    if (!checked.ok) throw inputFailure(key, checked.failure.cause, checked.failure.text);
-    const { task: _task, ...params } = checked.params;
-    const method = (request as JsonObject).method as string;
-    if (checked.kind === "url") {
-      const url = params.url as string;
-      if (!isAllowedUrl(url)) {
-        env.log.warn(
-          `refused the URL of the input request '${key}': it is not https, or http on a loopback host`,
-        );
-        responses[key] = { action: "decline" };
-        continue;
-      }
-      const step = accepted.get(url);
-      if (step && env.declared.form) {
-        questions.push({
-          question: { key, kind: "continue_url", url, elicitationId: step.elicitationId },
-          params: continueForm(CONTINUE_MESSAGE),
-          method,
-        });
-        continue;
-      }
-      const elicitationId = step?.elicitationId ?? env.nextElicitationId();
-      questions.push({
-        question: { key, kind: "url", url, elicitationId },
-        params: { ...params, elicitationId },
-        method,
-      });
-      continue;
-    }
-    if (checked.kind === "form") {
-      const schema = params.requestedSchema as JsonObject;
-      const empty = !isObject(schema.properties) || Object.keys(schema.properties).length === 0;
-      if (empty) {
-        questions.push({
-          question: { key, kind: "continue_form" },
-          params: continueForm(params.message as string),
-          method,
-        });
-        continue;
-      }
-      questions.push({
-        question: { key, kind: "form", validate: checked.validate },
-        params,
-        method,
-      });
-      continue;
-    }
-    questions.push({ question: { key, kind: checked.kind }, params, method });
-  }
-  if (questions.length === 0) return responses;
+): Promise<Asked> {
+  const plan = planQuestions(requests, {
+    declared: env.declared,
+    accepted,
+    nextElicitationId: env.nextElicitationId,
+    onRefusedUrl: (key) =>
+      env.log.warn(
+        `refused the URL of the input request '${key}': it is not https, or http on a loopback host`,
+      ),
+  });
+  if (!plan.ok) return plan;
+  if (plan.value.questions.length === 0) return { ok: true, value: plan.value.responses };
+  const answers = await askClient(env, plan.value.questions, signal);
+  if (answers.ok !== true) return answers;
+  return responsesOf(plan.value, answers.value, accepted);
+}
 
-  // Every entry goes in before its question goes out; all questions go out at one time.
-  const open = questions.map(({ question, params, method }) => {
+/**
+ * Sends all questions at one time and waits for all answers, at most the
+ * answer limit; a cancel, the limit or the stop of the upstream server
+ * cancels the questions without an answer.
+ */
+async function askClient(
+  env: RoundEnv,
+  questions: readonly Outgoing[],
+  signal: AbortSignal,
+): Promise<RoundResult<Answer[]> | { readonly ok: "canceled" }> {
+  // Every entry goes in before its question goes out.
+  const entries = questions.map(({ method, params }) => {
     const entry = env.pending.open();
     env.write({ jsonrpc: "2.0", id: entry.id, method, params });
-    return { question, entry };
+    return entry;
   });
-  const ids = open.map((o) => o.entry.id);
   const cancelQuestions = (reason: string) => {
-    for (const id of env.pending.remove(ids)) {
+    for (const id of env.pending.remove(entries.map((entry) => entry.id))) {
       env.write({
         jsonrpc: "2.0",
         method: "notifications/cancelled",
@@ -295,7 +191,6 @@ async function askRound(
       });
     }
   };
-
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
   const stop = new Promise<"timeout" | "aborted" | "upstream">((resolve) => {
@@ -304,65 +199,20 @@ async function askRound(
     signal.addEventListener("abort", onAbort, { once: true });
     env.session.done.then(() => resolve("upstream"));
   });
-  const answers = Promise.all(open.map((o) => o.entry.answer));
-  const first = await Promise.race([answers, stop]);
+  const first = await Promise.race([Promise.all(entries.map((entry) => entry.answer)), stop]);
   clearTimeout(timer);
   signal.removeEventListener("abort", onAbort!);
-  if (first === "timeout") {
-    cancelQuestions(CANCEL_REASONS.timeout);
-    throw new RoundFailure(BridgeError.of("input_timeout"));
-  }
-  if (first === "aborted") {
-    cancelQuestions(String(signal.reason ?? CANCEL_REASONS.client));
-    throw signal.reason instanceof Error ? signal.reason : new Error("canceled");
-  }
-  if (first === "upstream") {
-    cancelQuestions(CANCEL_REASONS.upstream);
-    throw new RoundFailure(BridgeError.of("upstream_exited"));
-  }
-  first.forEach((answer, i) => {
-    const { question } = open[i]!;
-    responses[question.key] = toResponse(question, answer, accepted);
-  });
-  return responses;
-}
-
-/** The value for the upstream server from one answer of the client (the answers table). */
-function toResponse(question: Question, answer: Answer, accepted: Map<string, UrlStep>): Json {
-  const invalid = () => new RoundFailure(BridgeError.of("invalid_client_answer"));
-  switch (question.kind) {
-    case "sampling":
-    case "roots": {
-      if (answer.kind === "invalid") throw invalid();
-      if (answer.kind === "error") throw new RoundFailure(BridgeError.passthrough(answer.error));
-      if (question.kind === "sampling") {
-        if (!isSamplingResult(answer.result)) throw invalid();
-        return answer.result;
-      }
-      if (!isRootsResult(answer.result)) throw invalid();
-      return {
-        roots: answer.result.roots.filter((root) => (root.uri as string).startsWith("file://")),
-      };
-    }
-    default: {
-      if (answer.kind !== "result") return { action: "cancel" };
-      const result = answer.result;
-      if (!isElicitResult(result)) throw invalid();
-      const action = result.action as string;
-      if (question.kind === "url") {
-        if (action === "accept") {
-          accepted.set(question.url!, { elicitationId: question.elicitationId! });
-        }
-        return { action };
-      }
-      if (question.kind === "continue_url") return { action };
-      if (question.kind === "continue_form") {
-        return action === "accept" ? { action, content: {} } : { action };
-      }
-      if (action !== "accept") return { action };
-      const content = result.content ?? {};
-      if (!question.validate?.(content)) throw invalid();
-      return { action, content };
-    }
+  switch (first) {
+    case "timeout":
+      cancelQuestions(CANCEL_REASONS.timeout);
+      return { ok: false, error: BridgeError.of("input_timeout") };
+    case "aborted":
+      cancelQuestions(String(signal.reason ?? CANCEL_REASONS.client));
+      return { ok: "canceled" };
+    case "upstream":
+      cancelQuestions(CANCEL_REASONS.upstream);
+      return { ok: false, error: BridgeError.of("upstream_exited") };
+    default:
+      return { ok: true, value: first };
   }
 }

@@ -5,11 +5,9 @@
  * @module
  */
 
-import { Ajv2020 } from "ajv/dist/2020.js";
-import { Ajv } from "ajv";
-import addFormatsModule from "ajv-formats";
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import type { Cause } from "./error_table.ts";
+import { compileSchema, type FormCheck } from "./form_schema.ts";
 
 /** One input request, classified. */
 export type InputKind = "form" | "url" | "sampling" | "roots";
@@ -26,7 +24,7 @@ export type Checked =
     readonly ok: true;
     readonly kind: InputKind;
     readonly params: JsonObject;
-    readonly validate?: (v: Json) => boolean;
+    readonly validate?: FormCheck;
   }
   | { readonly ok: false; readonly failure: CheckFailure };
 
@@ -98,32 +96,6 @@ function sameSet(a: (Json | undefined)[], b: (Json | undefined)[]): boolean {
   if (a.length !== b.length || !a.every(isString) || !b.every(isString)) return false;
   const set = new Set(a);
   return set.size === a.length && b.every((x) => set.has(x as string));
-}
-
-// deno-lint-ignore no-explicit-any
-const addFormats = addFormatsModule as unknown as (ajv: any) => void;
-let ajv2020: Ajv2020 | undefined;
-let ajv07: Ajv | undefined;
-
-/** Compiles a requestedSchema with ajv (draft 2020-12, or draft-07 when it says so). */
-export function compileSchema(schema: JsonObject): ((value: Json) => boolean) | undefined {
-  const draft07 = typeof schema.$schema === "string" && schema.$schema.includes("draft-07");
-  try {
-    if (draft07) {
-      ajv07 ??= new Ajv({ strict: false, allErrors: false });
-      if (ajv07.formats && !("email" in ajv07.formats)) addFormats(ajv07);
-      const validate = ajv07.compile(schema);
-      return (value) => validate(value) === true;
-    }
-    if (!ajv2020) {
-      ajv2020 = new Ajv2020({ strict: false, allErrors: false });
-      addFormats(ajv2020);
-    }
-    const validate = ajv2020.compile(schema);
-    return (value) => validate(value) === true;
-  } catch {
-    return undefined;
-  }
 }
 
 /** What the client declared, for the checks. */

@@ -88,3 +88,184 @@ export function roundTimeoutMs(limits: Limits, method: string, round: number): n
 export function formatLimit(ms: number): string {
   return ms >= SECOND && ms % SECOND === 0 ? `${ms / SECOND} s` : `${ms} ms`;
 }
+
+/** How the value of a limit flag is written. */
+export type LimitUnit = "seconds" | "bytes" | "count";
+
+/** One flag of the command line that sets limits. */
+export interface LimitFlag {
+  /** The flag, such as `--request-timeout`. */
+  readonly flag: `--${string}`;
+  /** The limits it sets; the first one gives the default that `--help` shows. */
+  readonly keys: readonly [keyof Limits, ...(keyof Limits)[]];
+  readonly unit: LimitUnit;
+  /** True when 0 is a valid value (a grace of 0 does not wait). */
+  readonly zero: boolean;
+  /** What `--help` says of it, without the default. */
+  readonly help: string;
+}
+
+/**
+ * The limit flags of the command line: `main.ts` parses them, `--help`
+ * shows them and the tests walk them, all from this table.
+ */
+export const LIMIT_FLAGS: readonly LimitFlag[] = Object.freeze([
+  {
+    flag: "--request-timeout",
+    keys: ["list_timeout_ms", "first_round_timeout_ms"],
+    unit: "seconds",
+    zero: false,
+    help: "The time limit of the list requests, completion/complete and " +
+      "the first round of prompts/get and resources/read",
+  },
+  {
+    flag: "--call-timeout",
+    keys: ["long_round_timeout_ms"],
+    unit: "seconds",
+    zero: false,
+    help: "The time limit of each round of tools/call and of each later round " +
+      "of prompts/get and resources/read",
+  },
+  {
+    flag: "--input-timeout",
+    keys: ["input_answer_timeout_ms"],
+    unit: "seconds",
+    zero: false,
+    help: "The time the client gets to answer the input requests of one round",
+  },
+  {
+    flag: "--discover-timeout",
+    keys: ["discover_timeout_ms"],
+    unit: "seconds",
+    zero: false,
+    help: "The time limit of server/discover",
+  },
+  {
+    flag: "--max-line-bytes",
+    keys: ["max_line_bytes"],
+    unit: "bytes",
+    zero: false,
+    help: "The longest line in each direction",
+  },
+  {
+    flag: "--max-in-flight",
+    keys: ["max_in_flight_requests"],
+    unit: "count",
+    zero: false,
+    help: "The requests of the client in flight at one time; more get an error at once",
+  },
+  {
+    flag: "--shutdown-grace",
+    keys: ["shutdown_grace_ms"],
+    unit: "seconds",
+    zero: true,
+    help: "How long the end of the input waits for the requests and the listen stream",
+  },
+  {
+    flag: "--stop-grace",
+    keys: ["child_stop_grace_ms"],
+    unit: "seconds",
+    zero: true,
+    help: "How long the upstream server gets to stop after its stdin closes, " +
+      "and again after SIGTERM, before SIGKILL",
+  },
+]);
+
+/** The longest time a timer can wait (2^31 - 1 ms); a longer one would fire at once. */
+export const MAX_LIMIT_MS = 2 ** 31 - 1;
+
+const WORD: Record<LimitUnit, string> = { seconds: "SECONDS", bytes: "BYTES", count: "N" };
+
+/** The default of a flag as `--help` writes it: seconds, or the number. */
+export function limitFlagDefault(entry: LimitFlag, limits: Limits = DEFAULT_LIMITS): string {
+  const value = limits[entry.keys[0]];
+  return entry.unit === "seconds" ? String(value / SECOND) : String(value);
+}
+
+/** The `parseArgs` options of the limit flags. */
+export function limitFlagOptions(): Record<string, { type: "string" }> {
+  return Object.fromEntries(LIMIT_FLAGS.map((entry) => [entry.flag.slice(2), { type: "string" }]));
+}
+
+/** The `--help` lines of the limit flags, with their defaults, wrapped at 80 columns. */
+export function limitFlagsUsage(): string {
+  const column = 30;
+  const width = 80;
+  const lines: string[] = [];
+  for (const entry of LIMIT_FLAGS) {
+    // The default stays on one line with its value.
+    const words = [...entry.help.split(" "), `(default: ${limitFlagDefault(entry)})`];
+    let line = `  ${entry.flag} ${WORD[entry.unit]}`.padEnd(column);
+    let empty = true;
+    for (const word of words) {
+      if (!empty && line.length + 1 + word.length > width) {
+        lines.push(line);
+        line = " ".repeat(column);
+        empty = true;
+      }
+      line += empty ? word : ` ${word}`;
+      empty = false;
+    }
+    lines.push(line);
+  }
+  return lines.join("\n") + "\n";
+}
+
+/** The limits of a command line, or the one-line reason why a value is not valid. */
+export type LimitFlagsParsed =
+  | { readonly ok: true; readonly limits: Limits }
+  | { readonly ok: false; readonly message: string };
+
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
+const INTEGER = /^\d+$/;
+
+/** The value of one flag in the unit of its limits, or undefined when it is not valid. */
+function limitValue(entry: LimitFlag, text: string): number | undefined {
+  if (entry.unit === "seconds") {
+    if (!DECIMAL.test(text)) return undefined;
+    const ms = Math.round(Number(text) * SECOND);
+    if (ms > MAX_LIMIT_MS || (ms === 0 && !entry.zero)) return undefined;
+    return ms;
+  }
+  if (!INTEGER.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+/** Why a value of `entry` is not valid. The value itself is not repeated: it could be a secret. */
+function limitFlagMessage(entry: LimitFlag): string {
+  if (entry.unit === "seconds") {
+    const least = entry.zero ? "0" : "0.001";
+    return `${entry.flag} needs a number of seconds from ${least} to ${
+      Math.floor(MAX_LIMIT_MS / SECOND)
+    }`;
+  }
+  return `${entry.flag} needs a whole number${entry.unit === "bytes" ? " of bytes" : ""} above 0`;
+}
+
+/**
+ * Reads the limit flags from the values of `parseArgs` (keys without the
+ * dashes) on top of `base`.
+ *
+ * @example
+ * ```ts
+ * import { parseLimitFlags } from "./limits.ts";
+ * const parsed = parseLimitFlags({ "request-timeout": "0.3" });
+ * if (!parsed.ok || parsed.limits.list_timeout_ms !== 300) throw new Error();
+ * if (parseLimitFlags({ "max-in-flight": "0" }).ok) throw new Error();
+ * ```
+ */
+export function parseLimitFlags(
+  values: Readonly<Record<string, unknown>>,
+  base: Limits = DEFAULT_LIMITS,
+): LimitFlagsParsed {
+  const limits: { -readonly [K in keyof Limits]: Limits[K] } = { ...base };
+  for (const entry of LIMIT_FLAGS) {
+    const text = values[entry.flag.slice(2)];
+    if (text === undefined) continue;
+    const value = typeof text === "string" ? limitValue(entry, text) : undefined;
+    if (value === undefined) return { ok: false, message: limitFlagMessage(entry) };
+    for (const key of entry.keys) limits[key] = value;
+  }
+  return { ok: true, limits };
+}

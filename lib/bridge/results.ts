@@ -13,7 +13,8 @@ import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import type { Logger } from "./log.ts";
 import type { Quirks } from "./profile.ts";
 import { normalizeArrayItems } from "./items_rule.ts";
-import { type IconRule, isDataIcon, LIST_METHODS, SERVER_INFO_KEY } from "./translate.ts";
+import { SERVER_INFO_KEY } from "../upstream/envelope.ts";
+import { type IconRule, isDataIcon, LIST_METHODS } from "./translate.ts";
 
 /** Members of revision 2026-07-28 that a result of revision 2025-11-25 does not have. */
 const MODERN_MEMBERS = ["resultType", "ttlMs", "cacheScope"] as const;

@@ -7,6 +7,7 @@
  */
 
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
+import { ENVELOPE_KEYS, SERVER_INFO_KEY } from "../upstream/envelope.ts";
 import type { Profile } from "./profile.ts";
 
 /** The methods that the bridge forwards; both revisions have them. */
@@ -31,10 +32,6 @@ export const LIST_METHODS: ReadonlyMap<string, string> = new Map([
 
 /** The Tasks extension; the bridge declares no tasks in either direction. */
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
-/** The key of the server information in `_meta` of revision 2026-07-28. */
-export const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
-/** The protocol version key of the `_meta` envelope of revision 2026-07-28. */
-export const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 
 /** The members of `value` that are objects, without the Tasks extension when asked. */
 function objectMembers(value: Json | undefined, dropTasks: boolean): JsonObject | undefined {
@@ -212,7 +209,7 @@ export function forwardParams(params: Json | undefined): ForwardParams {
 /** True when a request's `_meta` marks a client of revision 2026-07-28. */
 export function hasModernMeta(params: Json | undefined): boolean {
   return isObject(params) && isObject(params._meta) &&
-    Object.hasOwn(params._meta, PROTOCOL_VERSION_KEY);
+    Object.hasOwn(params._meta, ENVELOPE_KEYS.protocolVersion);
 }
 
 /**
@@ -234,45 +231,4 @@ export function isInitializeParams(params: Json | undefined): params is JsonObje
   return typeof params.protocolVersion === "string" &&
     isObject(params.capabilities) &&
     isObject(info) && typeof info.name === "string" && typeof info.version === "string";
-}
-
-/** The levels of logging/setLevel, from the least to the most severe. */
-export const LOGGING_LEVELS = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-] as const;
-
-/** A level of logging/setLevel. */
-export type LoggingLevel = typeof LOGGING_LEVELS[number];
-
-/** The level of valid logging/setLevel params, or `undefined`. */
-export function setLevelParams(params: Json | undefined): LoggingLevel | undefined {
-  if (!isObject(params)) return undefined;
-  const level = params.level;
-  return (LOGGING_LEVELS as readonly Json[]).includes(level ?? null)
-    ? level as LoggingLevel
-    : undefined;
-}
-
-/**
- * A log message of the upstream server for the client: level, logger and
- * data, without the upstream `_meta`; nothing without a level of the client
- * or below it.
- */
-export function logMessageFor(
-  params: JsonObject,
-  clientLevel: LoggingLevel | undefined,
-): JsonObject | undefined {
-  const level = params.level as LoggingLevel;
-  if (clientLevel === undefined || !LOGGING_LEVELS.includes(level)) return undefined;
-  if (LOGGING_LEVELS.indexOf(level) < LOGGING_LEVELS.indexOf(clientLevel)) return undefined;
-  const out: JsonObject = { level, data: params.data ?? null };
-  if (typeof params.logger === "string") out.logger = params.logger;
-  return out;
 }

@@ -22,6 +22,7 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
+import { Deadlines } from "./deadlines.ts";
 import { ENVELOPE_KEYS, SUBSCRIPTION_ID_KEY, UPSTREAM_PROTOCOL_VERSION } from "./envelope.ts";
 import { failureOfEnd, UpstreamFailure } from "./failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
@@ -90,6 +91,8 @@ export class UpstreamClient {
   #options: UpstreamClientOptions;
   #pending = new Map<number, Pending>();
   #nextId = 1;
+  /** The time limits of the requests in flight, on one timer. */
+  #deadlines = new Deadlines();
   #end: LinkEnd | undefined;
   /** Resolves when the reader has seen the end of the link. */
   readonly done: Promise<LinkEnd>;
@@ -257,11 +260,11 @@ export class UpstreamClient {
     const message: Message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } };
 
     return new Promise<Json>((resolve, reject) => {
-      const timer = options.timeoutMs === undefined
+      const deadline = options.timeoutMs === undefined || this.link.untimed
         ? undefined
-        : setTimeout(() => fail("timeout", "the request timed out"), options.timeoutMs);
+        : this.#deadlines.add(options.timeoutMs, () => fail("timeout", "the request timed out"));
       const cleanup = () => {
-        clearTimeout(timer);
+        if (deadline) this.#deadlines.cancel(deadline);
         signal?.removeEventListener("abort", onAbort);
       };
       const fail = (kind: "timeout" | "canceled", reason: string) => {

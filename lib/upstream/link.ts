@@ -63,6 +63,12 @@ export interface UpstreamLink {
    */
   readonly isRemote: boolean;
   /**
+   * True for a link whose requests have no time limit: the memory link, whose
+   * server runs in the same process (spec M5). The limits of the client's
+   * answers and of the listen stream still apply.
+   */
+  readonly untimed?: boolean;
+  /**
    * Reads the upstream server until the link ends and gives each frame to
    * `onFrame` at once, in the order the server wrote them: an event reaches
    * the bridge before the next frame is read. Call it once.

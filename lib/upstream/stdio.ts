@@ -67,6 +67,16 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   }
 }
 
+/**
+ * How long the stdout of a child that stopped may stay quiet before the link
+ * stops reading it. The child's own end of the pipe closed with it, and what
+ * it wrote is read at once; a process that it started can keep the pipe open
+ * for ever.
+ */
+const EXIT_QUIET_MS = 250;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 class StdioLink implements UpstreamLink {
   readonly isRemote = false;
   readonly #maxLineBytes: number;
@@ -77,6 +87,12 @@ class StdioLink implements UpstreamLink {
   #closing: Promise<void> | undefined;
 
   #sawOutput = false;
+  /** Stops the read of stdout when the child stopped and its output is quiet. */
+  #stopReading = new AbortController();
+  #lastFrameAt = 0;
+  /** True while the sink of the frames holds the reader (back pressure). */
+  #held = false;
+  #readDone = false;
 
   /** `wrapped`: started through the wrapper, whose codes 126 and 127 mean "cannot execute". */
   constructor(child: Deno.ChildProcess, options: StdioLinkOptions, wrapped: boolean) {
@@ -91,16 +107,41 @@ class StdioLink implements UpstreamLink {
       }
       return { kind: "exited", code };
     });
+    child.status.then(() => this.#stopReadingWhenQuiet());
   }
 
-  read(onFrame: FrameSink): Promise<void> {
-    return readFrames(this.#child.stdout, { maxLineBytes: this.#maxLineBytes }, (frame) => {
-      this.#sawOutput = true;
-      if (frame.kind === "line") return onFrame(toUpstreamFrame(frame.bytes));
-      const head = scanIdFromHead(frame.head);
-      const scan = head.found ? head : scanIdFromTail(frame.tail);
-      return onFrame({ kind: "invalid", id: scan.found ? scan.id : null });
-    });
+  async #stopReadingWhenQuiet(): Promise<void> {
+    for (;;) {
+      if (this.#readDone) return;
+      const quiet = Date.now() - this.#lastFrameAt;
+      if (!this.#held && quiet >= EXIT_QUIET_MS) break;
+      await delay(this.#held ? EXIT_QUIET_MS : EXIT_QUIET_MS - quiet);
+    }
+    this.#stopReading.abort();
+  }
+
+  async read(onFrame: FrameSink): Promise<void> {
+    const sink = (frame: UpstreamFrame) => {
+      this.#lastFrameAt = Date.now();
+      const hold = onFrame(frame);
+      if (!hold) return;
+      this.#held = true;
+      return hold.finally(() => {
+        this.#held = false;
+        this.#lastFrameAt = Date.now();
+      });
+    };
+    try {
+      await readFrames(this.#child.stdout, { maxLineBytes: this.#maxLineBytes }, (frame) => {
+        this.#sawOutput = true;
+        if (frame.kind === "line") return sink(toUpstreamFrame(frame.bytes));
+        const head = scanIdFromHead(frame.head);
+        const scan = head.found ? head : scanIdFromTail(frame.tail);
+        return sink({ kind: "invalid", id: scan.found ? scan.id : null });
+      }, this.#stopReading.signal);
+    } finally {
+      this.#readDone = true;
+    }
   }
 
   send(message: Message): Promise<void> {

@@ -1,4 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { assertIncludes } from "../assert.ts";
 import { ERROR_TABLE } from "../../lib/bridge/error_table.ts";
 import { BridgeError, fromUpstreamError } from "../../lib/bridge/errors.ts";
 
@@ -81,7 +82,7 @@ Deno.test("a bridge error carries data.cause and data.detail, and fills placehol
     data: { cause: "line_too_long", detail: "limit: 10 bytes" },
   });
   const e = BridgeError.of("redirect_port_unavailable", undefined, { port: 8765 });
-  strictEqual(e.message.includes("port 8765."), true);
+  assertIncludes(e.message, "port 8765.");
   deepStrictEqual(e.data, { cause: "redirect_port_unavailable" });
 });
 

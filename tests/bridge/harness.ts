@@ -4,10 +4,15 @@ import { Frontend } from "../../lib/bridge/frontend.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../lib/bridge/limits.ts";
 import { createLogger } from "../../lib/bridge/log.ts";
 import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
+import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { LineSplitter } from "../process/helpers.ts";
+import { within } from "../wait.ts";
 
 type Obj = Record<string, unknown>;
+
+/** How long `next` waits for a message: a message that never comes fails the test. */
+const NEXT_TIMEOUT_MS = 5_000;
 
 export const INIT = {
   protocolVersion: "2025-11-25",
@@ -21,7 +26,8 @@ export interface Harness {
   /** The log lines, at the debug level. */
   readonly logs: string[];
   send(message: unknown): Promise<void>;
-  next(): Promise<Obj>;
+  /** The next message; fails after `ms` (5 s by default) or at the end of the output. */
+  next(ms?: number): Promise<Obj>;
   /** Messages until the response of `id`, which is the last. */
   untilId(id: unknown): Promise<Obj[]>;
   initialize(capabilities?: Obj): Promise<Obj>;
@@ -30,12 +36,15 @@ export interface Harness {
   close(): Promise<number>;
 }
 
-/** Starts a front end with `limits` in front of the upstream `command`. */
-export function startFrontend(limits: Partial<Limits>, command: string[]): Harness {
+/**
+ * Starts a front end with `limits` in front of the upstream `command`, or of
+ * a fresh SDK v2 server of a factory over the memory link (no child process).
+ */
+export function startFrontend(limits: Partial<Limits>, command: string[] | ServerFactory): Harness {
   const all = { ...DEFAULT_LIMITS, ...limits };
   const input = new TransformStream<Uint8Array, Uint8Array>();
   const output = new TransformStream<Uint8Array, Uint8Array>();
-  const [program, ...args] = command;
+  const [program, ...args] = typeof command === "function" ? [] : command;
   const logs: string[] = [];
   const frontend = new Frontend({
     profile: VSCODE_PROFILE,
@@ -43,7 +52,7 @@ export function startFrontend(limits: Partial<Limits>, command: string[]): Harne
     log: createLogger("t", "debug", (line) => logs.push(line)),
     fallback: { name: "t", version: "0" },
     connect: () =>
-      spawnStdioLink({
+      typeof command === "function" ? connectMemoryLink(command) : spawnStdioLink({
         command: program!,
         args,
         maxLineBytes: all.max_line_bytes,
@@ -62,7 +71,13 @@ export function startFrontend(limits: Partial<Limits>, command: string[]): Harne
     frontend,
     logs,
     send: (message) => writer.write(encoder.encode(JSON.stringify(message) + "\n")),
-    next: async () => JSON.parse((await lines.next()).value),
+    async next(ms = NEXT_TIMEOUT_MS) {
+      const line = await within(lines.next(), ms, "message from the front end").catch((e) => {
+        throw new Error(`${e.message}; the log:\n${logs.join("")}`);
+      });
+      if (line.done) throw new Error(`the output ended; the log:\n${logs.join("")}`);
+      return JSON.parse(line.value);
+    },
     async untilId(id) {
       const out: Obj[] = [];
       for (;;) {

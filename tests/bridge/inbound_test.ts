@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { readClientFrame } from "../../lib/bridge/inbound.ts";
-import { logMessageFor } from "../../lib/bridge/translate.ts";
+import { logMessageFor } from "../../lib/bridge/logging.ts";
 import type { Frame } from "../../lib/jsonrpc/framer.ts";
 
 const enc = new TextEncoder();

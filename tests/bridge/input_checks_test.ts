@@ -1,5 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { compileSchema, declaredOf, obeysToolResultRules } from "../../lib/bridge/input_checks.ts";
+import { declaredOf, obeysToolResultRules } from "../../lib/bridge/input_checks.ts";
+import { compileSchema } from "../../lib/bridge/form_schema.ts";
 import type { Json } from "../../lib/jsonrpc/message.ts";
 
 const use = (id: string) => ({ type: "tool_use", id, name: "t", input: {} });

@@ -1,6 +1,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { assertSomeIncludes } from "../assert.ts";
 import { Backoff, streamFilter } from "../../lib/bridge/notify.ts";
 import { RAW_SERVER } from "../process/helpers.ts";
+import { waitFor } from "../wait.ts";
 import { startFrontend } from "./harness.ts";
 
 Deno.test("backoff: 0.5 s doubling up to 30 s; reset gives 0.5 s again", () => {
@@ -38,10 +40,13 @@ Deno.test("lost streams: at most 3 new streams after losses, then none until a c
   await t.initialize();
   await t.call("n", "next_listen", { what: "end", count: 10 });
   await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  await new Promise((r) => setTimeout(r, 500));
+  await waitFor(
+    "the end of the retries",
+    () => t.logs.some((l) => l.includes("ended 4 times in a row; waiting for a change")),
+  );
   const state = (await t.call("l", "listens")).at(-1)!.result as Obj;
   strictEqual(((state.structuredContent as Obj).filters as unknown[]).length, 4);
-  strictEqual(t.logs.some((l) => l.includes("ended 4 times in a row; waiting for a change")), true);
+  assertSomeIncludes(t.logs, "ended 4 times in a row; waiting for a change");
   deepStrictEqual(
     t.logs.filter((l) => l.includes("a new stream opens in")).map((l) =>
       l.split(" in ").at(-1)!.trim()
@@ -69,7 +74,7 @@ Deno.test("no acknowledgment in the limit: the stream is canceled and a new one 
   const state = (await t.call("l", "listens")).at(-1)!.result as Obj;
   const s = state.structuredContent as Obj;
   deepStrictEqual([(s.filters as unknown[]).length, (s.cancelled as unknown[]).length], [2, 1]);
-  strictEqual(t.logs.some((l) => l.includes("no acknowledgment in 100 ms")), true);
+  assertSomeIncludes(t.logs, "no acknowledgment in 100 ms");
   strictEqual(await t.close(), 0);
 });
 

@@ -6,10 +6,10 @@ import {
   isInitializeParams,
   progressToken,
   serverInfo,
-  setLevelParams,
   upstreamCapabilities,
   upstreamClientInfo,
 } from "../../lib/bridge/translate.ts";
+import { setLevelParams } from "../../lib/bridge/logging.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 
 const FALLBACK = { name: "my-server", version: "0.1.0" };

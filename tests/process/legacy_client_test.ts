@@ -24,7 +24,7 @@ Deno.test("v1 client uses tools, prompts, resources, templates and completion th
     strictEqual(client.getInstructions(), "fixture instructions");
     const caps = client.getServerCapabilities()!;
     ok(caps.tools && caps.prompts && caps.resources && caps.logging && caps.completions);
-    strictEqual("tasks" in caps, false);
+    strictEqual(caps.tasks, undefined);
 
     const tools = await client.listTools();
     deepStrictEqual(tools.tools.map((t: { name: string }) => t.name).sort(), [
@@ -76,7 +76,7 @@ Deno.test("v1 client accepts a quirky tools/list: non-object outputSchema, array
     deepStrictEqual(client.getServerVersion(), { name: "quirky", version: "0.1.0" });
     deepStrictEqual(client.getServerCapabilities(), { tools: {} });
     const list = await client.listTools();
-    strictEqual("nextCursor" in list, false);
+    strictEqual(list.nextCursor, undefined);
     strictEqual(
       "ttlMs" in list || "cacheScope" in list || "resultType" in list || "_meta" in list,
       false,

@@ -1,7 +1,9 @@
 /** Raw lines for each row of the front end's message table and the steps of initialize. */
 
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assertExcludes, assertIncludes } from "../assert.ts";
 import { BridgeProcess, DENO, MODERN_SERVER, RAW_SERVER } from "./helpers.ts";
+import { waitFor } from "../wait.ts";
 
 const INIT = {
   protocolVersion: "2025-11-25",
@@ -98,7 +100,8 @@ Deno.test("initialize with params that are not valid gets -32602, and the bridge
     data: { cause: "invalid_params" },
   });
   await bridge.request(2, "initialize", INIT);
-  strictEqual((await bridge.response(2)).result !== undefined, true);
+  const second = await bridge.response(2);
+  ok(second.result !== undefined, JSON.stringify(second));
 });
 
 Deno.test("a command that cannot start gives spawn_failed; the bridge stays open", async () => {
@@ -106,7 +109,7 @@ Deno.test("a command that cannot start gives spawn_failed; the bridge stays open
   await bridge.request(1, "initialize", INIT);
   const error = errorOf(await bridge.response(1));
   deepStrictEqual(error.data, { cause: "spawn_failed" });
-  strictEqual(JSON.stringify(error).includes("secret-path"), false);
+  assertExcludes(JSON.stringify(error), "secret-path");
   await bridge.request(2, "ping");
   deepStrictEqual((await bridge.response(2)).result, {});
   await bridge.request(3, "initialize", INIT);
@@ -149,7 +152,10 @@ Deno.test("discover failures: upstream code kept, -32042 becomes -32603, silent 
 Deno.test("a canceled initialize gets no response and returns to awaiting_initialize", async () => {
   await using bridge = new BridgeProcess([], RAW_SERVER("silent"));
   await bridge.request("i1", "initialize", INIT);
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor(
+    "the discover upstream",
+    () => bridge.stderr.includes("raw: server/discover unanswered"),
+  );
   await bridge.send({
     jsonrpc: "2.0",
     method: "notifications/cancelled",
@@ -160,7 +166,7 @@ Deno.test("a canceled initialize gets no response and returns to awaiting_initia
   deepStrictEqual(next?.id, 2);
   deepStrictEqual(errorOf(next!).data, { cause: "not_initialized" });
   strictEqual(await bridge.exit(), 0);
-  strictEqual(bridge.stderr.includes('"id":"i1"'), false);
+  assertExcludes(bridge.stderr, '"id":"i1"');
 });
 
 Deno.test("forwarded params: task and _meta removed, other members kept, non-object params become {}", async () => {
@@ -187,7 +193,7 @@ Deno.test("forwarded params: task and _meta removed, other members kept, non-obj
   deepStrictEqual(meta["io.modelcontextprotocol/clientInfo"], { name: "raw-test", version: "1" });
   strictEqual(meta.traceparent, "00-abc-01");
   strictEqual(meta["vscode.chat/id"], 7);
-  strictEqual("secret" in meta || "vscode.mcp/x" in meta, false);
+  deepStrictEqual(Object.keys(meta).filter((k) => k === "secret" || k === "vscode.mcp/x"), []);
   strictEqual(typeof meta.progressToken, "number"); // the token of the round, not the client's
 });
 
@@ -225,7 +231,8 @@ Deno.test("a too-long upstream line fails its request with invalid_response", as
   await bridge.request(2, "tools/call", { name: "long" });
   deepStrictEqual(errorOf(await bridge.response(2)).data, { cause: "invalid_response" });
   await bridge.request(3, "tools/call", { name: "echo" });
-  strictEqual((await bridge.response(3)).result !== undefined, true);
+  const echo = await bridge.response(3);
+  ok(echo.result !== undefined, JSON.stringify(echo));
 });
 
 Deno.test("requests above 256 in flight get too_many_requests at once; the reader keeps reading", async () => {
@@ -287,12 +294,13 @@ Deno.test("the end of the input cancels requests in flight without responses and
   await using bridge = new BridgeProcess([], MODERN_SERVER);
   await bridge.initialize();
   await bridge.request(2, "tools/call", { name: "slow", arguments: { ms: 10000 } });
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor("the slow call upstream", () => bridge.stderr.includes("fixture: slow started"));
   const started = Date.now();
   strictEqual(await bridge.exit(), 0);
   deepStrictEqual(await bridge.rest(1000), []);
-  strictEqual(Date.now() - started < 8000, true);
-  strictEqual(bridge.stderr.includes("slow canceled: the client closed the connection"), true);
+  const took = Date.now() - started;
+  ok(took < 8000, `the end took ${took} ms`);
+  assertIncludes(bridge.stderr, "slow canceled: the client closed the connection");
 });
 
 Deno.test("exit code 2 for arguments that are not valid, with a one-line reason and the usage", async (t) => {
@@ -313,7 +321,7 @@ Deno.test("exit code 2 for arguments that are not valid, with a one-line reason 
       strictEqual(out.code, 2);
       strictEqual(out.stdout.length, 0);
       const stderr = new TextDecoder().decode(out.stderr);
-      strictEqual(stderr.includes("Usage: mcp-bridge-vscode"), true);
+      assertIncludes(stderr, "Usage: mcp-bridge-vscode");
     });
   }
 });
@@ -322,12 +330,12 @@ Deno.test("SIGTERM ends the session as the end of the input does: the child stop
   await using bridge = new BridgeProcess([], MODERN_SERVER);
   await bridge.initialize();
   await bridge.request(2, "tools/call", { name: "slow", arguments: { ms: 10000 } });
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor("the slow call upstream", () => bridge.stderr.includes("fixture: slow started"));
   bridge.child.kill("SIGTERM");
   const status = await bridge.child.status;
   strictEqual(status.code, 0);
   deepStrictEqual(await bridge.rest(1000), []);
   await bridge.exit();
   // The upstream got the cancel, so it was still running and got its stop from the bridge.
-  strictEqual(bridge.stderr.includes("slow canceled: the client closed the connection"), true);
+  assertIncludes(bridge.stderr, "slow canceled: the client closed the connection");
 });

@@ -1,6 +1,7 @@
 /** The listen stream (M3) over the real program and a raw upstream. */
 
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import { assertHas, assertIncludes } from "../assert.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   PromptListChangedNotificationSchema,
@@ -8,6 +9,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { BridgeProcess, bridgeTransport, MODERN_SERVER, RAW_SERVER } from "./helpers.ts";
+import { waitFor } from "../wait.ts";
 
 type Obj = Record<string, unknown>;
 const TOOLS_CHANGED = { jsonrpc: "2.0", method: "notifications/tools/list_changed" };
@@ -157,7 +159,7 @@ Deno.test("a lost stream: a new one after a wait, with one event per list and pe
   await call(bridge, 3, "end_listens");
   const gap = [await bridge.next(), await bridge.next(), await bridge.next()];
   deepStrictEqual(gap, [TOOLS_CHANGED, PROMPTS_CHANGED, updated("x://a")]);
-  strictEqual(bridge.stderr.includes("a new stream opens in 500 ms"), true);
+  assertIncludes(bridge.stderr, "a new stream opens in 500 ms");
 });
 
 Deno.test("subscribe only: after the last unsubscribe the stream stops and none opens", async () => {
@@ -197,7 +199,7 @@ Deno.test("order: a list change written before the result of a call reaches the 
       if (msg === null) throw new Error("stopped");
       if (msg.method === "notifications/tools/list_changed") events++;
       else {
-        strictEqual("result" in msg, true);
+        ok("result" in msg, JSON.stringify(msg));
         responses++;
         // Each call's event was written before its result: the n-th result comes after n events.
         strictEqual(
@@ -216,7 +218,7 @@ Deno.test("the end of the input cancels the streams", async () => {
   await bridge.next();
   await bridge.next();
   strictEqual(await bridge.exit(), 0);
-  strictEqual(/raw: cancelled \{"requestId":\d+/.test(bridge.stderr), true);
+  match(bridge.stderr, /raw: cancelled \{"requestId":\d+/);
 });
 
 Deno.test("v1 client gets list changes and resource updates through resources/subscribe", async () => {
@@ -243,7 +245,7 @@ Deno.test("v1 client gets list changes and resource updates through resources/su
         events: [{ method: "notifications/resources/updated", params: { uri: "x://doc" } }],
       },
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor("three events", () => seen.length >= 3);
     deepStrictEqual(seen, ["tools", "prompts", "updated x://doc"]);
   } finally {
     await client.close();
@@ -264,15 +266,15 @@ Deno.test("v1 client and an SDK v2 server: list changes and resource updates of 
   await client.connect(transport);
   try {
     strictEqual(client.getServerCapabilities()?.resources?.subscribe, true);
-    await new Promise((r) => setTimeout(r, 300));
-    seen.length = 0; // the events of the first acknowledgment
+    await waitFor("the events of the first acknowledgment", () => seen.includes("tools"));
+    seen.length = 0;
     await client.subscribeResource({ uri: "fixture://readme" });
     await client.callTool({ name: "touch", arguments: { uri: "fixture://readme" } });
     await client.callTool({ name: "add_tool", arguments: { name: "fresh" } });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor("two events", () => seen.length >= 2);
     deepStrictEqual(seen, ["updated fixture://readme", "tools"]);
     const tools = await client.listTools();
-    strictEqual(tools.tools.some((t: { name: string }) => t.name === "fresh"), true);
+    assertHas(tools.tools.map((t: { name: string }) => t.name), "fresh");
     await client.unsubscribeResource({ uri: "fixture://readme" });
   } finally {
     await client.close();

@@ -1,0 +1,235 @@
+/**
+ * The skeleton of a large line: the line parsed with its long strings left
+ * as bytes of the line. A 64 MiB tool result is mostly one or a few long
+ * strings (text, base64 data); decoding them to JS strings, parsing them and
+ * encoding them again makes three more copies of the payload. The skeleton
+ * replaces each long string by a short placeholder (the first bytes of the
+ * string, then a marker), parses the small rest, lets the rules work on it,
+ * and writes the original bytes of each long string back in place of its
+ * placeholder. The bytes out are the bytes in, for every long string.
+ *
+ * The checks that JSON.parse would make on a long string are made here on
+ * its bytes: valid UTF-8 (one native pass over the line), no control
+ * character, and only valid escapes.
+ *
+ * @module
+ */
+
+import { isUtf8 } from "node:buffer";
+import type { Json } from "./message.ts";
+
+/** A string with at least this many bytes between its quotes stays as bytes. */
+export const LONG_STRING_BYTES = 64 * 1024;
+
+/** The bytes of a long string that its placeholder keeps, so rules can read its start. */
+const PREFIX_BYTES = 256;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A line whose long strings are still bytes of the line. */
+export interface Skeleton {
+  /** The parsed skeleton: each long string is its placeholder. */
+  readonly value: Json;
+  /** The line; the long strings are ranges of it. */
+  readonly line: Uint8Array;
+  /** `[start, end)` of the content (between the quotes) of each long string. */
+  readonly ranges: readonly (readonly [number, number])[];
+  /** What follows the prefix in a placeholder: U+0001, a nonce, ":", then the index. */
+  readonly marker: string;
+}
+
+/** True when the escape at `i` (a backslash) is valid JSON; gives its length, else 0. */
+function escapeLength(line: Uint8Array, i: number, end: number): number {
+  const next = line[i + 1];
+  if (next === 0x75) { // \uXXXX
+    if (i + 6 > end) return 0;
+    for (let k = i + 2; k < i + 6; k++) {
+      const h = line[k]!;
+      const hex = (h >= 0x30 && h <= 0x39) || (h >= 0x41 && h <= 0x46) || (h >= 0x61 && h <= 0x66);
+      if (!hex) return 0;
+    }
+    return 6;
+  }
+  // " \ / b f n r t
+  return next === 0x22 || next === 0x5c || next === 0x2f || next === 0x62 || next === 0x66 ||
+      next === 0x6e || next === 0x72 || next === 0x74
+    ? 2
+    : 0;
+}
+
+/**
+ * True when no byte of `[start, end)` is a control character (below 0x20).
+ * Four bytes at a time: `(w - 0x20202020) & ~w & 0x80808080` is not zero
+ * when a byte of `w` is below 0x20 (a byte of 0x80 or more never is).
+ */
+function hasNoControl(line: Uint8Array, start: number, end: number): boolean {
+  let i = start;
+  const aligned = Math.min(end, start + ((4 - ((line.byteOffset + start) & 3)) & 3));
+  for (; i < aligned; i++) if (line[i]! < 0x20) return false;
+  const words = (end - i) >> 2;
+  if (words > 0) {
+    const view = new Uint32Array(line.buffer, line.byteOffset + i, words);
+    for (let k = 0; k < words; k++) {
+      const w = view[k]!;
+      if (((w - 0x20202020) & ~w & 0x80808080) !== 0) return false;
+    }
+    i += words * 4;
+  }
+  for (; i < end; i++) if (line[i]! < 0x20) return false;
+  return true;
+}
+
+/** The first `byte` in `[from, to)`, or -1: a search that never runs past `to`. */
+function indexWithin(line: Uint8Array, byte: number, from: number, to: number): number {
+  const at = line.subarray(from, to).indexOf(byte);
+  return at === -1 ? -1 : from + at;
+}
+
+/**
+ * Finds the closing quote of the string whose content starts at `start`,
+ * checking each escape on the way. Returns -1 for an unterminated string or
+ * an escape that is not valid. The search for a backslash stops at the next
+ * quote, so a short string never costs a scan of the rest of the line.
+ */
+function stringEnd(line: Uint8Array, start: number): number {
+  let p = start;
+  for (;;) {
+    const quote = line.indexOf(QUOTE, p);
+    if (quote === -1) return -1;
+    const slash = indexWithin(line, BACKSLASH, p, quote);
+    if (slash === -1) return quote;
+    const n = escapeLength(line, slash, line.length);
+    if (n === 0) return -1;
+    p = slash + n;
+  }
+}
+
+/** The end of the prefix of a long string: not inside an escape, not inside a UTF-8 sequence. */
+function prefixEnd(line: Uint8Array, start: number, end: number): number {
+  let i = start;
+  while (i < end && i - start < PREFIX_BYTES) {
+    i += line[i] === BACKSLASH ? escapeLength(line, i, end) : 1;
+  }
+  while (i < end && (line[i]! & 0xc0) === 0x80) i--; // back to the start of a code point
+  return Math.min(i, end);
+}
+
+/**
+ * Parses a line as a skeleton. Undefined when the line has no long string
+ * (the caller parses it as usual); `"invalid"` for a line that is not valid
+ * UTF-8 or JSON.
+ *
+ * @example
+ * ```ts
+ * import { parseSkeleton, serializeSkeleton } from "./skeleton.ts";
+ * const text = `{"id":1,"result":{"text":"${"a".repeat(70_000)}"}}`;
+ * const sk = parseSkeleton(new TextEncoder().encode(text));
+ * if (sk === undefined || sk === "invalid") throw new Error();
+ * const out = [...serializeSkeleton(sk.value, sk)].map((c) => new TextDecoder().decode(c)).join("");
+ * if (out !== text + "\n") throw new Error();
+ * ```
+ */
+export function parseSkeleton(line: Uint8Array): Skeleton | "invalid" | undefined {
+  const ranges: [number, number][] = [];
+  const parts: Uint8Array[] = [];
+  const marker = `\u0001${crypto.randomUUID()}:`;
+  const markerJson = JSON.stringify(marker).slice(1, -1);
+  let copied = 0; // bytes of the line already in `parts`
+  for (let p = line.indexOf(QUOTE); p !== -1; p = line.indexOf(QUOTE, p)) {
+    const start = p + 1;
+    const end = stringEnd(line, start);
+    if (end === -1) return "invalid";
+    if (end - start >= LONG_STRING_BYTES) {
+      if (!hasNoControl(line, start, end)) return "invalid";
+      if (ranges.length === 0 && !isUtf8(line)) return "invalid";
+      const keep = prefixEnd(line, start, end);
+      parts.push(line.subarray(copied, keep), encoder.encode(markerJson + ranges.length));
+      ranges.push([start, end]);
+      copied = end;
+    }
+    p = end + 1;
+  }
+  if (ranges.length === 0) return undefined;
+  parts.push(line.subarray(copied));
+  const size = parts.reduce((n, part) => n + part.length, 0);
+  const text = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    text.set(part, offset);
+    offset += part.length;
+  }
+  try {
+    return { value: JSON.parse(decoder.decode(text)), line, ranges, marker };
+  } catch {
+    return "invalid";
+  }
+}
+
+/**
+ * Finds each placeholder in a JSON text made from the skeleton: the content
+ * of its string token, `[open, close)` in the text, and its index. A marker
+ * after an odd number of backslashes is text inside another string, not a
+ * placeholder.
+ */
+function* placeholders(json: string, sk: Skeleton): Generator<[number, number, number]> {
+  const escaped = JSON.stringify(sk.marker).slice(1, -1);
+  for (let at = json.indexOf(escaped); at !== -1; at = json.indexOf(escaped, at + 1)) {
+    let slashes = 0;
+    while (json.charCodeAt(at - 1 - slashes) === BACKSLASH) slashes++;
+    if (slashes % 2 === 1) continue;
+    let close = at + escaped.length;
+    while (json.charCodeAt(close) >= 0x30 && json.charCodeAt(close) <= 0x39) close++;
+    if (json.charCodeAt(close) !== QUOTE) continue;
+    // The opening quote: the nearest quote before that no backslash escapes.
+    let open = at - 1;
+    for (;; open--) {
+      if (json.charCodeAt(open) !== QUOTE) continue;
+      let n = 0;
+      while (json.charCodeAt(open - 1 - n) === BACKSLASH) n++;
+      if (n % 2 === 0) break;
+    }
+    const index = Number(json.slice(at + escaped.length, close));
+    if (index < sk.ranges.length) yield [open + 1, close, index];
+  }
+}
+
+/**
+ * Serializes a message made from a skeleton as chunks that end with a
+ * newline: the text around the placeholders, and for each placeholder the
+ * original bytes of its long string (a view of the line, not a copy).
+ */
+export function* serializeSkeleton(message: unknown, sk: Skeleton): Generator<Uint8Array> {
+  const json = JSON.stringify(message);
+  let position = 0;
+  for (const [open, close, index] of placeholders(json, sk)) {
+    yield encoder.encode(json.slice(position, open));
+    const [start, end] = sk.ranges[index]!;
+    yield sk.line.subarray(start, end);
+    position = close;
+  }
+  yield encoder.encode(json.slice(position) + "\n");
+}
+
+/**
+ * The JSON text of a value of the skeleton with each long string whole: for
+ * a rule that needs the text itself (the text mirror of a tools/call
+ * result). It costs the size of the strings, so the rules call it only then.
+ */
+export function materializeJson(json: string, sk: Skeleton): string {
+  let out = "";
+  let position = 0;
+  for (const [open, close, index] of placeholders(json, sk)) {
+    const [start, end] = sk.ranges[index]!;
+    out += json.slice(position, open) + decoder.decode(sk.line.subarray(start, end));
+    position = close;
+  }
+  return out + json.slice(position);
+}
+
+/** True when a string of the skeleton is a placeholder (a long string). */
+export function isPlaceholder(value: string, sk: Skeleton): boolean {
+  return value.includes(sk.marker);
+}

@@ -1,0 +1,104 @@
+/** The skeleton of a large line: long strings stay bytes, and come back byte for byte. */
+
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import {
+  isPlaceholder,
+  LONG_STRING_BYTES,
+  materializeJson,
+  parseSkeleton,
+  serializeSkeleton,
+} from "../../lib/jsonrpc/skeleton.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const out = (chunks: Iterable<Uint8Array>) => [...chunks].map((c) => dec.decode(c)).join("");
+const long = (unit: string) => unit.repeat(Math.ceil((LONG_STRING_BYTES + 10) / unit.length));
+
+Deno.test("skeleton: a line without a long string is left to the usual parse", () => {
+  strictEqual(parseSkeleton(enc.encode('{"a":"short"}')), undefined);
+});
+
+Deno.test("skeleton: long strings with escapes, multi-byte text and keys come back byte for byte", () => {
+  for (
+    const content of [
+      long("a"),
+      long('\\"quoted\\" \\\\ \\n \\u00e9 '),
+      long("é漢字🙂"),
+      long("x") + "\\\\",
+    ]
+  ) {
+    const text =
+      `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"${content}"}],` +
+      `"${content}":1,"short":"s\\"A"}}`;
+    const sk = parseSkeleton(enc.encode(text));
+    if (sk === undefined || sk === "invalid") throw new Error("expected a skeleton");
+    strictEqual(sk.ranges.length, 2);
+    strictEqual(out(serializeSkeleton(sk.value, sk)), text + "\n");
+    deepStrictEqual(JSON.parse(out(serializeSkeleton(sk.value, sk))), JSON.parse(text));
+  }
+});
+
+Deno.test("skeleton: a placeholder keeps the start of its string, so rules can read a scheme", () => {
+  const src = "data:image/png;base64," + long("QUJD");
+  const sk = parseSkeleton(enc.encode(JSON.stringify({ result: { icons: [{ src }] } })));
+  if (sk === undefined || sk === "invalid") throw new Error("expected a skeleton");
+  const value = (sk.value as { result: { icons: { src: string }[] } }).result.icons[0]!.src;
+  strictEqual(value.startsWith("data:image/png;base64,QUJD"), true);
+  strictEqual(isPlaceholder(value, sk), true);
+  strictEqual(value.length < 400, true);
+});
+
+Deno.test("skeleton: the rules may change the skeleton; the long strings follow their values", () => {
+  const a = long("a");
+  const b = long("b");
+  const sk = parseSkeleton(
+    enc.encode(JSON.stringify({ result: { x: a, y: b, resultType: "complete" } })),
+  );
+  if (sk === undefined || sk === "invalid") throw new Error("expected a skeleton");
+  const result = (sk.value as { result: Record<string, unknown> }).result;
+  delete result.resultType;
+  result.z = result.x;
+  delete result.x;
+  deepStrictEqual(JSON.parse(out(serializeSkeleton(sk.value, sk))), { result: { y: b, z: a } });
+});
+
+Deno.test("skeleton: a placeholder inside a serialized text is not replaced; materializeJson gives it whole", () => {
+  const a = long("a");
+  const sk = parseSkeleton(enc.encode(JSON.stringify({ result: { structuredContent: { a } } })));
+  if (sk === undefined || sk === "invalid") throw new Error("expected a skeleton");
+  const result = (sk.value as { result: Record<string, unknown> }).result;
+  const mirror = materializeJson(JSON.stringify(result.structuredContent), sk);
+  strictEqual(mirror, JSON.stringify({ a }));
+  result.content = [{ type: "text", text: mirror }];
+  deepStrictEqual(JSON.parse(out(serializeSkeleton(sk.value, sk))).result, {
+    structuredContent: { a },
+    content: [{ type: "text", text: JSON.stringify({ a }) }],
+  });
+});
+
+Deno.test("skeleton: what JSON.parse refuses in a long string is refused", () => {
+  const bad = [
+    `{"a":"${long("a")}\u0001"}`, // a control character
+    `{"a":"${long("a")}\\x"}`, // an escape that is not valid
+    `{"a":"${long("a")}\\u12G4"}`,
+    `{"a":"${long("a")}`, // no closing quote
+    `{"a":"${long("a")}",}`, // the skeleton is not valid JSON
+  ];
+  for (const text of bad) strictEqual(parseSkeleton(enc.encode(text)), "invalid", text.slice(-12));
+  const invalidUtf8 = enc.encode(`{"a":"${long("a")}"}`);
+  invalidUtf8[10] = 0xff;
+  strictEqual(parseSkeleton(invalidUtf8), "invalid");
+});
+
+Deno.test("skeleton: a control character is found at every alignment of a long string", () => {
+  for (const at of [0, 1, 2, 3, 4, 5, 1000, LONG_STRING_BYTES + 5]) {
+    const content = long("a").split("");
+    content[at] = "\u0007";
+    const bytes = enc.encode(`{"a":"${content.join("")}"}`);
+    strictEqual(parseSkeleton(bytes), "invalid", `at ${at}`);
+    strictEqual(parseSkeleton(bytes.subarray(0)), "invalid");
+  }
+  // Bytes of 0x80 and above (UTF-8) are not control characters.
+  const sk = parseSkeleton(enc.encode(`{"a":"${long("\u00ff\u0080é")}"}`));
+  strictEqual(typeof sk, "object");
+});

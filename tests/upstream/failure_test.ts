@@ -1,0 +1,46 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { failureOfEnd, UpstreamFailure } from "../../lib/upstream/failure.ts";
+import type { LinkEnd } from "../../lib/upstream/link.ts";
+
+Deno.test("failureOfEnd: the one mapping of how a link ended", () => {
+  const status = new UpstreamFailure("transport_failed", { status: 503 });
+  const signIn = new UpstreamFailure("sign_in", { signIn: { cause: "sign_in_denied" } });
+  const rows: [LinkEnd, string, number | undefined][] = [
+    [{ kind: "exited", code: 0 }, "exited", undefined],
+    [{ kind: "exited", code: 1 }, "exited", undefined],
+    [{ kind: "exited", code: null }, "exited", undefined],
+    [{ kind: "closed" }, "closed", undefined],
+    [{ kind: "failed" }, "transport_failed", undefined],
+    [{ kind: "failed", failure: status }, "transport_failed", 503],
+    [{ kind: "failed", failure: signIn }, "sign_in", undefined],
+  ];
+  deepStrictEqual(
+    rows.map(([end]) => {
+      const failure = failureOfEnd(end);
+      return [end, failure.kind, failure.status];
+    }),
+    rows,
+  );
+  // A failed transport keeps its own failure, not a copy.
+  strictEqual(failureOfEnd({ kind: "failed", failure: status }), status);
+  strictEqual(failureOfEnd({ kind: "failed", failure: signIn }).signIn?.cause, "sign_in_denied");
+});
+
+Deno.test("UpstreamFailure: the message names the kind, the code or the status, nothing else", () => {
+  deepStrictEqual(
+    [
+      new UpstreamFailure("timeout"),
+      new UpstreamFailure("transport_failed", { status: 404 }),
+      new UpstreamFailure("rpc", { error: { code: -32001, message: "secret text" } }),
+      new UpstreamFailure("rpc"),
+      new UpstreamFailure("sign_in", { signIn: { cause: "sandbox", detail: "d" } }),
+    ].map((f) => [f.name, f.message]),
+    [
+      ["UpstreamFailure", "upstream request failed: timeout"],
+      ["UpstreamFailure", "upstream request failed: transport_failed, HTTP status 404"],
+      ["UpstreamFailure", "upstream error -32001"],
+      ["UpstreamFailure", "upstream request failed: rpc"],
+      ["UpstreamFailure", "upstream request failed: sign_in"],
+    ],
+  );
+});

@@ -1,0 +1,117 @@
+/** The memory link: an SDK v2 server in the same process, under the upstream client and the front end. */
+
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { McpServer } from "@modelcontextprotocol/server";
+import { UpstreamClient } from "../../lib/upstream/client.ts";
+import { connectMemoryLink } from "../../lib/upstream/memory.ts";
+import { buildServer, README_ICON } from "../../scripts/embed_server.ts";
+import { startFrontend } from "../bridge/harness.ts";
+
+const CLIENT = { clientInfo: { name: "t", version: "1" }, capabilities: {} };
+
+Deno.test("memory link: server/discover and a call reach the SDK server; not remote, untimed", async () => {
+  const link = await connectMemoryLink(buildServer);
+  assertEquals(link.isRemote, false);
+  assertEquals(link.untimed, true);
+  const client = new UpstreamClient(link, CLIENT);
+  const discover = await client.discover(1000);
+  assertEquals(
+    (discover._meta as Record<string, { name: string }>)["io.modelcontextprotocol/serverInfo"]
+      ?.name,
+    "embedded-example",
+  );
+  assertEquals(link.serverName, "embedded-example");
+  const result = await client.request(
+    "tools/call",
+    { name: "echo", arguments: { text: "hi" } },
+    {},
+  );
+  assertEquals((result as { content: unknown }).content, [{ type: "text", text: "hi" }]);
+  await client.close();
+  assertEquals(await link.ended, { kind: "closed" });
+});
+
+Deno.test("memory link: a request has no time limit, even with a tiny timeoutMs", async () => {
+  const link = await connectMemoryLink(buildServer);
+  const client = new UpstreamClient(link, CLIENT);
+  await client.discover(1);
+  const result = await client.request("tools/call", { name: "slow", arguments: { ms: 50 } }, {
+    timeoutMs: 1,
+  });
+  assertEquals((result as { content: unknown }).content, [{ type: "text", text: "slow done" }]);
+  await client.close();
+});
+
+Deno.test("memory link: the bridge gets a copy, never an object of the server", async () => {
+  const shared = { content: [] as { type: "text"; text: string }[], structuredContent: { n: 1 } };
+  const factory = () => {
+    const server = new McpServer({ name: "shared", version: "1" });
+    server.registerTool("same", {}, () => shared);
+    return server;
+  };
+  const h = startFrontend({}, factory);
+  await h.initialize();
+  for (const id of ["a", "b"]) {
+    const result = (await h.call(id, "same")).at(-1)!.result as { content: unknown[] };
+    // The bridge mirrors structuredContent as text in its own copy.
+    assertEquals(result.content, [{ type: "text", text: '{"n":1}' }]);
+  }
+  assertEquals(shared.content.length, 0);
+  assertEquals(await h.close(), 0);
+});
+
+Deno.test("memory link: a result that JSON cannot hold fails only its request", async () => {
+  const factory = () => {
+    const server = new McpServer({ name: "big_int", version: "1" });
+    // JSON has no BigInt: the server could not write this result on stdio either.
+    server.registerTool("big_int", {}, () => ({ content: [], structuredContent: { n: 1n } }));
+    return server;
+  };
+  const link = await connectMemoryLink(factory);
+  const client = new UpstreamClient(link, { ...CLIENT, debug: () => {} });
+  await client.discover(1000);
+  const failure = await client.request("tools/call", { name: "big_int" }, {}).catch((e) => e);
+  assertEquals(failure.kind, "invalid_response");
+  const ok = await client.request("tools/list", {}, {});
+  assert(Array.isArray((ok as { tools: unknown }).tools));
+  await client.close();
+});
+
+Deno.test("memory link under the front end: every icon stays, a list change comes before the result", async () => {
+  const h = startFrontend({}, buildServer);
+  const init = await h.initialize();
+  const capabilities = (init.result as { capabilities: Record<string, unknown> }).capabilities;
+  assertEquals(capabilities.tools, { listChanged: true });
+  await h.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  // The first acknowledgment of the listen stream gives one event per list.
+  const first = [await h.next(), await h.next(), await h.next()].map((m) => m.method);
+  assertEquals(first.sort(), [
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/tools/list_changed",
+  ]);
+  await h.send({ jsonrpc: "2.0", id: "r", method: "resources/list" });
+  const list = (await h.untilId("r")).at(-1)!.result as { resources: { icons?: unknown }[] };
+  assertEquals(list.resources[0]?.icons, [README_ICON]);
+  const messages = await h.call("c", "add_tool", { name: "new_one" });
+  assertEquals(messages.map((m) => m.method ?? "result"), [
+    "notifications/tools/list_changed",
+    "result",
+  ]);
+  assertEquals(await h.close(), 0);
+});
+
+Deno.test("memory link under the front end: a log message of a request reaches the client before its result", async () => {
+  const h = startFrontend({}, buildServer);
+  await h.initialize();
+  await h.send({ jsonrpc: "2.0", id: "l", method: "logging/setLevel", params: { level: "info" } });
+  await h.untilId("l");
+  const messages = await h.call("c", "log", { note: "n1" });
+  assertEquals(messages[0], {
+    jsonrpc: "2.0",
+    method: "notifications/message",
+    params: { level: "info", logger: "example", data: { note: "n1" } },
+  });
+  assertEquals(messages.length, 2);
+  assertEquals(await h.close(), 0);
+});

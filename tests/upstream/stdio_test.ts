@@ -1,0 +1,211 @@
+/**
+ * The stdio link and the upstream client on it, with real child processes
+ * (`sh`) and small limits: the escalation of the stop, the ends of the link,
+ * the start through the death-signal wrapper.
+ */
+
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { UpstreamClient } from "../../lib/upstream/client.ts";
+import { UpstreamFailure } from "../../lib/upstream/failure.ts";
+import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
+import { spawnStdioLink, type StdioLinkOptions } from "../../lib/upstream/stdio.ts";
+import { within } from "../wait.ts";
+
+const posix = Deno.build.os !== "windows";
+const linux = Deno.build.os === "linux";
+
+function link(script: string, extra: Partial<StdioLinkOptions> = {}): Promise<UpstreamLink> {
+  return spawnStdioLink({
+    command: "sh",
+    args: ["-c", script],
+    maxLineBytes: 1 << 20,
+    stopGraceMs: 200,
+    ...extra,
+  });
+}
+
+/** Stops a process that a script started in the background (its pid came in a frame). */
+function stop(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    Deno.kill(pid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
+
+/** The link, with each frame shown to `seen` first. */
+function tap(l: UpstreamLink, seen: (frame: UpstreamFrame) => void): UpstreamLink {
+  return {
+    isRemote: l.isRemote,
+    ended: l.ended,
+    send: (message) => l.send(message),
+    close: () => l.close(),
+    read: (onFrame) =>
+      l.read((frame) => {
+        seen(frame);
+        return onFrame(frame);
+      }),
+  };
+}
+
+const CLIENT = { clientInfo: { name: "t", version: "1" }, capabilities: {}, endGraceMs: 100 };
+
+Deno.test({
+  name: "close: a child that neither reads its stdin nor stops at SIGTERM gets SIGKILL in time",
+  ignore: !posix,
+  async fn() {
+    // `sleep` never reads stdin; the shell ignores SIGTERM.
+    const l = await link("trap '' TERM; echo ready; exec sleep 30");
+    const frames: UpstreamFrame[] = [];
+    const reading = l.read((frame) => void frames.push(frame));
+    // Fill the pipe: these writes never complete.
+    const big = { jsonrpc: "2.0" as const, method: "x", params: { pad: "y".repeat(256 * 1024) } };
+    for (let i = 0; i < 8; i++) l.send(big).catch(() => {});
+    const started = Date.now();
+    await within(l.close(), 3000, "close of the link");
+    const took = Date.now() - started;
+    // stdin (200 ms), SIGTERM (200 ms), SIGKILL.
+    strictEqual(took >= 350 && took < 2000, true, `${took} ms`);
+    deepStrictEqual(await l.ended, { kind: "exited", code: null });
+    await within(reading, 2000, "end of the read");
+    strictEqual(frames.length, 1);
+  },
+});
+
+Deno.test({
+  name: "close: a child that stops at the end of its stdin needs no signal",
+  ignore: !posix,
+  async fn() {
+    const l = await link("cat > /dev/null; exit 7", { stopGraceMs: 5000 });
+    const reading = l.read(() => {});
+    const started = Date.now();
+    await l.close();
+    strictEqual(Date.now() - started < 2000, true);
+    deepStrictEqual(await l.ended, { kind: "exited", code: 7 });
+    await reading;
+    // After close, a send is refused with closed.
+    const refused = await l.send({ jsonrpc: "2.0", method: "x" }).catch((e) => e);
+    strictEqual(refused instanceof UpstreamFailure && refused.kind, "closed");
+  },
+});
+
+Deno.test({
+  name: "a child that exits while a process it started keeps its stdout: the read still ends",
+  ignore: !posix,
+  async fn() {
+    // The background sleep inherits stdout and holds the pipe open for 30 s.
+    const l = await link(`sleep 30 & echo "{\\"pid\\":$!}"; exit 3`);
+    let pid: number | undefined;
+    try {
+      const reading = l.read((frame) => {
+        if (frame.kind === "message") pid = frame.value.pid as number;
+      });
+      deepStrictEqual(await l.ended, { kind: "exited", code: 3 });
+      await within(reading, 2000, "end of the read");
+      strictEqual(typeof pid, "number");
+    } finally {
+      stop(pid);
+    }
+  },
+});
+
+Deno.test({
+  name: "a child that exits: what it wrote is read in full, also while the reader is held",
+  ignore: !posix,
+  async fn() {
+    const l = await link('for i in 1 2 3 4 5; do echo "{\\"n\\":$i}"; done; exit 0');
+    const seen: unknown[] = [];
+    await l.read((frame) => {
+      if (frame.kind === "message") seen.push(frame.value.n);
+      // Back pressure: the first frame holds the reader longer than the quiet time.
+      if (seen.length === 1) return new Promise((r) => setTimeout(r, 600));
+    });
+    deepStrictEqual(seen, [1, 2, 3, 4, 5]);
+  },
+});
+
+Deno.test({
+  name: "the client: a child that closes its stdout and runs on is a closed link, then stopped",
+  ignore: !posix,
+  async fn() {
+    const l = await link("exec 1>&-; exec sleep 30");
+    const client = new UpstreamClient(l, CLIENT);
+    const failure = await client.request("tools/list", {}, { timeoutMs: 5000 }).catch((e) => e);
+    strictEqual(failure instanceof UpstreamFailure && failure.kind, "closed");
+    deepStrictEqual(await client.done, { kind: "closed" } satisfies LinkEnd);
+    // The client closed the link: stdin (200 ms), then SIGTERM stops the sleep.
+    deepStrictEqual(await within(l.ended, 3000, "end of the child"), {
+      kind: "exited",
+      code: null,
+    });
+    const later = await client.request("tools/list", {}, { timeoutMs: 5000 }).catch((e) => e);
+    strictEqual(later instanceof UpstreamFailure && later.kind, "closed");
+    await client.close();
+  },
+});
+
+Deno.test({
+  name: "the client: a child that exits is exited for what is in flight, also with a grandchild",
+  ignore: !posix,
+  async fn() {
+    let pid: number | undefined;
+    const l = tap(await link(`sleep 30 & echo "{\\"pid\\":$!}"; read line; exit 4`), (frame) => {
+      if (frame.kind === "message") pid = frame.value.pid as number;
+    });
+    const client = new UpstreamClient(l, CLIENT);
+    try {
+      const failure = await within(
+        client.request("tools/list", {}, { timeoutMs: 5000 }).catch((e) => e),
+        3000,
+        "failure of the request",
+      );
+      strictEqual(failure instanceof UpstreamFailure && failure.kind, "exited");
+      deepStrictEqual(await client.done, { kind: "exited", code: 4 });
+    } finally {
+      stop(pid);
+      await client.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "start: a missing command is spawn_failed, through the wrapper and without it",
+  ignore: !linux,
+  async fn() {
+    const missing = { command: "no-such-command-x9", args: [], maxLineBytes: 1024 };
+    // Through setpriv: it starts, then exits 127 before any output.
+    const wrapped = await spawnStdioLink({ ...missing, stopGraceMs: 200 });
+    wrapped.read(() => {});
+    const end = await wrapped.ended;
+    strictEqual(end.kind === "failed" && end.failure?.kind, "spawn_failed");
+    await wrapped.close();
+    // Without a wrapper: the spawn itself fails.
+    const direct = await spawnStdioLink({ ...missing, stopGraceMs: 200, deathSignalWrapper: null })
+      .catch((e) => e);
+    strictEqual(direct instanceof UpstreamFailure && direct.kind, "spawn_failed");
+    // A wrapper that is not on the PATH: the command starts directly.
+    const unwrapped = await spawnStdioLink({
+      command: "sh",
+      args: ["-c", "exit 127"],
+      maxLineBytes: 1024,
+      stopGraceMs: 200,
+      deathSignalWrapper: ["no-such-wrapper-x9", "--"],
+    });
+    unwrapped.read(() => {});
+    // Not wrapped: 127 is the command's own exit code.
+    deepStrictEqual(await unwrapped.ended, { kind: "exited", code: 127 });
+    await unwrapped.close();
+  },
+});
+
+Deno.test({
+  name: "start: a command that exits 127 after its output is exited, not spawn_failed",
+  ignore: !linux,
+  async fn() {
+    const l = await link('echo "{}"; exit 127');
+    await l.read(() => {});
+    deepStrictEqual(await l.ended, { kind: "exited", code: 127 });
+    await l.close();
+  },
+});

@@ -77,7 +77,9 @@ function isLoopbackHost(hostname: string): boolean {
  * @example
  * ```ts
  * import { authorizationUrlIsValid } from "./sign_in.ts";
- * const url = new URL("https://as.example/authorize?state=s&redirect_uri=r&code_challenge=c&code_challenge_method=S256");
+ * const url = new URL(
+ *   "https://as.example/authorize?response_type=code&state=s&redirect_uri=r&code_challenge=c&code_challenge_method=S256",
+ * );
  * if (!authorizationUrlIsValid(url, "s", "r")) throw new Error();
  * if (authorizationUrlIsValid(url, "other", "r")) throw new Error();
  * ```

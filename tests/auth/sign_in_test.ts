@@ -148,6 +148,20 @@ Deno.test("another redirect error is sign_in_error with its code", async () => {
   }
 });
 
+Deno.test("a token request that fails is sign_in_failed with the step and the HTTP status", async () => {
+  const world = await setup();
+  world.provider.faults.token = 503;
+  try {
+    const failure = await failsWith(call(world), "sign_in_failed");
+    strictEqual(failure.signIn?.detail, "token request: HTTP status 503");
+    const [visit] = await Promise.all(world.visits);
+    ok(visit!.text.includes("did not complete"), visit!.text);
+    await noLeaks(world);
+  } finally {
+    await world.close();
+  }
+});
+
 Deno.test("no redirect in the time limit is sign_in_timeout with the seconds and the name", async () => {
   const world = await setup({ mode: "idle", settings: { signInTimeoutMs: 1000 } });
   try {

@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
-import { authorizationUrlIsValid } from "../../lib/auth/sign_in.ts";
+import { authorizationUrlIsValid } from "../../lib/auth/checks.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { call, leaks, setup, type World } from "./harness.ts";
 

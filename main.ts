@@ -167,6 +167,11 @@ function remoteOf(
   }
 }
 
+/** True when `--header-env` gives the Authorization header. */
+function hasOwnAuthorization(remote: RemoteTarget): boolean {
+  return remote.headers.some(([name]) => name.toLowerCase() === "authorization");
+}
+
 async function main(): Promise<number> {
   // SDK code calls console.debug; stdout is the protocol.
   redirectConsoleToStderr();
@@ -177,7 +182,8 @@ async function main(): Promise<number> {
   let tokenSource;
   try {
     cli = parseCommandLine(Deno.args);
-    if (cli.kind === "run" && cli.remote && cli.auth) {
+    // An Authorization header of --header-env is the user's own credential: no sign-in.
+    if (cli.kind === "run" && cli.remote && cli.auth && !hasOwnAuthorization(cli.remote)) {
       const log = createLogger(profile.name, cli.logLevel);
       tokenSource = await createSignIn(cli.auth, cli.remote.url.href, {
         logger: log,

@@ -387,6 +387,7 @@ export class Frontend {
     await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, listener);
     await ready?.session.close();
     await this.#tasks.settled(this.#options.limits.shutdown_grace_ms);
-    await this.#writer.close();
+    // A client that stopped reading never takes the last bytes: the close has a deadline too.
+    await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, this.#writer.close());
   }
 }

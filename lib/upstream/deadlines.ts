@@ -87,6 +87,8 @@ export class Deadlines {
       }
     }
     if (next !== Infinity) this.#arm(next);
+    // A late timer can find deadlines of several limits due: they fire in the order of their times.
+    due.sort((a, b) => a.at - b.at);
     for (const deadline of due) deadline.fire();
   }
 }

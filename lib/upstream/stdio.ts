@@ -56,6 +56,12 @@ function toUpstreamFrame(bytes: Uint8Array): UpstreamFrame {
   return { kind: "invalid", id: scan.found ? scan.id : null };
 }
 
+/** True for a request of the upstream server (it has a method and an id). */
+function isRequest(frame: UpstreamFrame): boolean {
+  return frame.kind === "message" && typeof frame.value.method === "string" &&
+    Object.hasOwn(frame.value, "id");
+}
+
 /** True when the promise settles within `ms`; the timer never outlives the race. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -75,6 +81,13 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
  */
 const EXIT_QUIET_MS = 250;
 
+/**
+ * The longest time the reader handles frames without a turn of the event
+ * loop: reads of a full pipe complete at once, and a flood of the child
+ * would otherwise starve the timers (the time limits) and the other reader.
+ */
+const YIELD_MS = 20;
+
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 class StdioLink implements UpstreamLink {
@@ -89,10 +102,16 @@ class StdioLink implements UpstreamLink {
   #sawOutput = false;
   /** Stops the read of stdout when the child stopped and its output is quiet. */
   #stopReading = new AbortController();
+  /** Settles when the read is stopped. */
+  #readStopped = new Promise<void>((resolve) =>
+    this.#stopReading.signal.addEventListener("abort", () => resolve(), { once: true })
+  );
   #lastFrameAt = 0;
   /** True while the sink of the frames holds the reader (back pressure). */
   #held = false;
   #readDone = false;
+  /** The last sender that waits for the writer's high water; the next ones wait behind it. */
+  #waiting: Promise<void> | undefined;
 
   /** `wrapped`: started through the wrapper, whose codes 126 and 127 mean "cannot execute". */
   constructor(child: Deno.ChildProcess, options: StdioLinkOptions, wrapped: boolean) {
@@ -121,12 +140,16 @@ class StdioLink implements UpstreamLink {
   }
 
   async read(onFrame: FrameSink): Promise<void> {
+    let turn = Date.now();
     const sink = (frame: UpstreamFrame) => {
-      this.#lastFrameAt = Date.now();
-      const hold = onFrame(frame);
+      const now = this.#lastFrameAt = Date.now();
+      let hold = onFrame(frame) ?? (isRequest(frame) ? this.#sendersWait() : undefined);
+      if (!hold && now - turn >= YIELD_MS) hold = delay(0);
+      if (hold) turn = now;
       if (!hold) return;
       this.#held = true;
-      return hold.finally(() => {
+      // A hold ends with the read: a client that stopped reading cannot hold the close.
+      return Promise.race([hold, this.#readStopped]).finally(() => {
         this.#held = false;
         this.#lastFrameAt = Date.now();
       });
@@ -144,12 +167,42 @@ class StdioLink implements UpstreamLink {
     }
   }
 
+  /**
+   * While the writer is above its high water, a promise that settles when it
+   * is under it and no sender waits. A request of the child (a ping) gets its
+   * answer on stdin: a child that floods requests without reading its stdin
+   * waits for the reader, instead of filling the memory with answers.
+   * Responses are never held this way: a child that blocks on a full stdout
+   * before it reads its stdin would otherwise never be read again.
+   */
+  #sendersWait(): Promise<void> | undefined {
+    if (!this.#waiting && !this.#writer.hold()) return undefined;
+    return (async () => {
+      for (;;) {
+        const wait = this.#waiting ?? this.#writer.hold();
+        if (!wait || this.#closing) return;
+        await wait;
+      }
+    })();
+  }
+
   send(message: Message): Promise<void> {
     if (this.#closing) return Promise.reject(new UpstreamFailure("closed"));
-    // A child that stops reading its stdin holds the sender, not the memory.
-    const hold = this.#writer.hold();
-    const written = this.#writer.write(message);
-    return hold ? hold.then(() => written) : written;
+    if (!this.#waiting && !this.#writer.hold()) return this.#writer.write(message);
+    // A child that stops reading its stdin holds the senders, in their order:
+    // a message goes into the writer's queue only below its high water.
+    let written: Promise<void> = Promise.resolve();
+    const queued = (this.#waiting ?? Promise.resolve()).then(async () => {
+      for (let hold = this.#writer.hold(); hold; hold = this.#writer.hold()) await hold;
+      written = this.#closing
+        ? Promise.reject(new UpstreamFailure("closed"))
+        : this.#writer.write(message);
+    });
+    this.#waiting = queued;
+    queued.then(() => {
+      if (this.#waiting === queued) this.#waiting = undefined;
+    });
+    return queued.then(() => written);
   }
 
   close(): Promise<void> {
@@ -158,6 +211,10 @@ class StdioLink implements UpstreamLink {
   }
 
   async #stop(): Promise<void> {
+    // What the child still writes belongs to no request: a flood of it must
+    // not hold the close (or starve the timers of its deadlines), and a
+    // process that the child started must not keep the read open.
+    this.#stopReading.abort();
     // A child that does not read its stdin never takes the last write: the
     // close of stdin has the same deadline as each later step.
     const closed = this.#writer.close();

@@ -20,7 +20,7 @@ const linux = Deno.build.os === "linux";
  * True while the process runs: not gone, not a zombie. `ps`, because Deno
  * reads /proc of another process only with all permissions.
  */
-export async function isRunning(pid: number): Promise<boolean> {
+async function isRunning(pid: number): Promise<boolean> {
   const out = await new Deno.Command("ps", { args: ["-o", "stat=", "-p", String(pid)] }).output();
   const state = new TextDecoder().decode(out.stdout).trim();
   return out.success && state !== "" && !state.startsWith("Z");

@@ -9,7 +9,7 @@ import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 import { spawnStdioLink, type StdioLinkOptions } from "../../lib/upstream/stdio.ts";
-import { within } from "../wait.ts";
+import { waitFor, within } from "../wait.ts";
 
 const posix = Deno.build.os !== "windows";
 const linux = Deno.build.os === "linux";
@@ -59,6 +59,7 @@ Deno.test({
     const l = await link("trap '' TERM; echo ready; exec sleep 30");
     const frames: UpstreamFrame[] = [];
     const reading = l.read((frame) => void frames.push(frame));
+    await waitFor("the first line", () => frames.length === 1);
     // Fill the pipe: these writes never complete.
     const big = { jsonrpc: "2.0" as const, method: "x", params: { pad: "y".repeat(256 * 1024) } };
     for (let i = 0; i < 8; i++) l.send(big).catch(() => {});
@@ -69,7 +70,6 @@ Deno.test({
     strictEqual(took >= 350 && took < 2000, true, `${took} ms`);
     deepStrictEqual(await l.ended, { kind: "exited", code: null });
     await within(reading, 2000, "end of the read");
-    strictEqual(frames.length, 1);
   },
 });
 
@@ -170,7 +170,99 @@ Deno.test({
 });
 
 Deno.test({
-  name: "start: a missing command is spawn_failed, through the wrapper and without it",
+  name: "a flood of pings from a child that does not read its stdin pauses the read of its stdout",
+  ignore: !posix,
+  async fn() {
+    const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+    // 300,000 pings (about 11 MB of answers); the shell reads none of the answers.
+    const l = await link(`yes '${ping}' | head -n 300000; exec sleep 30`);
+    let frames = 0;
+    const client = new UpstreamClient(
+      tap(l, () => void frames++),
+      CLIENT,
+    );
+    // The answers wait for the child: the reader stops at about the writer's high water.
+    let last = -1;
+    await waitFor("a pause of the read", async () => {
+      await new Promise((r) => setTimeout(r, 200));
+      const still = frames === last;
+      last = frames;
+      return still;
+    }, { timeoutMs: 5000 });
+    strictEqual(frames > 1000 && frames < 100_000, true, `${frames} frames read`);
+    await within(client.close(), 3000, "close of the client");
+  },
+});
+
+Deno.test({
+  name: "a flood of the child's output leaves the timers their turns",
+  ignore: !posix,
+  async fn() {
+    const note = '{"jsonrpc":"2.0","method":"notifications/x","params":{}}';
+    const l = await link(`yes '${note}' | head -n 500000`);
+    let frames = 0;
+    let worst = 0;
+    let last = Date.now();
+    const timer = setInterval(() => {
+      const now = Date.now();
+      worst = Math.max(worst, now - last);
+      last = now;
+    }, 10);
+    try {
+      await l.read(() => void frames++);
+    } finally {
+      clearInterval(timer);
+    }
+    strictEqual(frames, 500_000);
+    // Without a turn of the event loop every few ms, this gap was about a second.
+    strictEqual(worst < 400, true, `a 10 ms timer waited ${worst} ms`);
+    await l.close();
+  },
+});
+
+Deno.test({
+  name: "close ends the read also while the sink holds it for ever (a client that stopped reading)",
+  ignore: !posix,
+  async fn() {
+    const l = await link('echo "{}"; echo "{}"; exec sleep 30');
+    let frames = 0;
+    const reading = l.read(() => {
+      frames++;
+      return new Promise<void>(() => {}); // never settles
+    });
+    await waitFor("the first line", () => frames === 1);
+    await within(l.close(), 3000, "close of the link");
+    await within(reading, 1000, "end of the read");
+    strictEqual(frames, 1);
+  },
+});
+
+Deno.test({
+  name: "sends above the high water wait for the child, in their order, and none is lost",
+  ignore: !posix,
+  async fn() {
+    // The child reads nothing for 300 ms, then echoes its stdin.
+    const l = await link("sleep 0.3; exec cat", { stopGraceMs: 2000 });
+    const seen: number[] = [];
+    const reading = l.read((frame) => {
+      if (frame.kind === "message") seen.push((frame.value.params as { n: number }).n);
+    });
+    const pad = "p".repeat(1024);
+    const sends = [];
+    for (let n = 0; n < 4000; n++) {
+      sends.push(l.send({ jsonrpc: "2.0", method: "x", params: { n, pad } }));
+    }
+    await within(Promise.all(sends), 5000, "the sends");
+    await waitFor("the echo of every message", () => seen.length === 4000);
+    deepStrictEqual(seen, Array.from({ length: 4000 }, (_, n) => n));
+    await l.close();
+    await reading;
+  },
+});
+
+Deno.test({
+  name:
+    "start: a missing or not executable command is spawn_failed, through the wrapper and without it",
   ignore: !linux,
   async fn() {
     const missing = { command: "no-such-command-x9", args: [], maxLineBytes: 1024 };
@@ -184,6 +276,21 @@ Deno.test({
     const direct = await spawnStdioLink({ ...missing, stopGraceMs: 200, deathSignalWrapper: null })
       .catch((e) => e);
     strictEqual(direct instanceof UpstreamFailure && direct.kind, "spawn_failed");
+    // A file that is not executable: 126 through setpriv, a refused spawn without it.
+    const file = await Deno.makeTempFile();
+    try {
+      const notExecutable = { command: file, args: [], maxLineBytes: 1024, stopGraceMs: 200 };
+      const viaWrapper = await spawnStdioLink(notExecutable);
+      viaWrapper.read(() => {});
+      const refused = await viaWrapper.ended;
+      strictEqual(refused.kind === "failed" && refused.failure?.kind, "spawn_failed");
+      await viaWrapper.close();
+      const plain = await spawnStdioLink({ ...notExecutable, deathSignalWrapper: null })
+        .catch((e) => e);
+      strictEqual(plain instanceof UpstreamFailure && plain.kind, "spawn_failed");
+    } finally {
+      await Deno.remove(file);
+    }
     // A wrapper that is not on the PATH: the command starts directly.
     const unwrapped = await spawnStdioLink({
       command: "sh",

@@ -2,8 +2,9 @@
  * The benchmark: the same raw JSON-RPC client and the same upstream (the
  * SDK v2 fixture server), directly and through the bridge. Prints latency,
  * throughput, the time and peak RSS of the bridge for large results, the
- * ratios bridged/direct, and the cost of the result rules and the progress
- * path. A benchmark, not a test: nothing here fails on a slow machine.
+ * ratios bridged/direct, the cost of the result rules and the progress
+ * path, and the peak RSS under back pressure (`./bench_pressure.ts`). A
+ * benchmark, not a test: nothing here fails on a slow machine.
  *
  * Run: `deno task bench`
  *
@@ -17,6 +18,7 @@ import { createLogger, type Logger, SILENT_LOGGER } from "../lib/bridge/log.ts";
 import type { JsonObject } from "../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
 import { benchHttp } from "./bench_http.ts";
+import { benchPressure } from "./bench_pressure.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
@@ -381,3 +383,6 @@ await embeddedBench();
 
 // The HTTP upstream: its own module, so each part of the benchmark stays small.
 await benchHttp(out);
+
+// Back pressure: the peak RSS of the bridge when a peer does not read.
+await benchPressure(out);

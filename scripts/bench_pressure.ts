@@ -119,6 +119,8 @@ async function untilStill(value: () => number, quietMs: number): Promise<void> {
 
 async function stalledClient(total: number): Promise<string> {
   const bridge = new Bridge();
+  await bridge.write('{"jsonrpc":"2.0","id":"first","method":"ping"}\n');
+  await bridge.readUntil((line) => line.includes('"id":"first"'));
   const base = bridge.memory().now;
   let accepted = 0;
   const writing = (async () => {

@@ -152,7 +152,7 @@ export class Frontend {
   #hold = (): Promise<void> | undefined => this.#writer.hold();
 
   #write = (message: Message): void => {
-    this.#writer.write(message);
+    this.#writer.send(message);
   };
 
   #reply(id: RequestId, result: Json): void {

@@ -12,7 +12,11 @@
 /** How many bytes of the head and of the tail of a too-long line are kept. */
 export const EDGE_BYTES = 256;
 
-/** A complete line, without its line ending. */
+/**
+ * A complete line, without its line ending. Its bytes can be a view of an
+ * input chunk: the input must not reuse a chunk after it gave it (a stream's
+ * reader never does).
+ */
 export interface LineFrame {
   readonly kind: "line";
   readonly bytes: Uint8Array;
@@ -207,6 +211,18 @@ export class LineSplitter {
         this.#append(chunk, start, chunk.length);
         return;
       }
+      if (this.#line.length === 0 && !this.#overflow) {
+        // A line that lies within one chunk is a view of the chunk: no copy
+        // into the line buffer and none out of it (two copies a line saved).
+        const end = nl > start && chunk[nl - 1] === CR ? nl - 1 : nl;
+        if (end - start <= this.#max) {
+          if (!isBlank(chunk, start, end)) {
+            emit({ kind: "line", bytes: chunk.subarray(start, end) });
+          }
+          start = nl + 1;
+          continue;
+        }
+      }
       this.#append(chunk, start, nl);
       this.#finishLine(emit);
       start = nl + 1;
@@ -329,6 +345,9 @@ export class LineFramer extends TransformStream<Uint8Array, Frame> {
   }
 }
 
+/** What a slot of a delivered frame holds, so the frame itself can be collected. */
+const DELIVERED: Frame = { kind: "line", bytes: new Uint8Array(0) };
+
 /**
  * What {@linkcode readFrames} gives each frame to. A returned promise holds
  * the reading of the next frame (and of the next chunk) until it settles:
@@ -360,9 +379,17 @@ export async function readFrames(
   // The frames of one chunk; the handler can pause between them.
   const frames: Frame[] = [];
   const collect = (frame: Frame) => void frames.push(frame);
+  // Each frame is let go before the pause after it: the bytes of a large
+  // line are garbage while its result is written, not kept until the end of
+  // the chunk's frames.
+  const next = (i: number): Frame => {
+    const frame = frames[i]!;
+    frames[i] = DELIVERED;
+    return frame;
+  };
   const deliver = async () => {
     for (let i = 0; i < frames.length && !signal?.aborted; i++) {
-      const hold = onFrame(frames[i]!);
+      const hold = onFrame(next(i));
       if (hold) await (signal ? Promise.race([hold, abortedPromise]) : hold);
     }
     frames.length = 0;

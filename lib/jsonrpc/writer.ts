@@ -16,6 +16,9 @@ const LARGE_BACKLOG_BYTES = 1024 * 1024;
 /** Messages written while the sink is busy are joined into one chunk up to this size. */
 const BATCH_BYTES = 256 * 1024;
 
+/** What a message waits as: its JSON text (encoded with its batch), or its bytes. */
+type Body = string | Uint8Array | Iterable<Uint8Array>;
+
 /**
  * Above this many bytes waiting for the sink, {@linkcode MessageWriter.hold}
  * asks the readers to pause: a peer that stops reading stops the bridge from
@@ -35,11 +38,15 @@ export interface MessageWriterOptions {
 }
 
 interface Queued {
-  /** One chunk, or (for a large message) the chunks of one message, in order. */
-  readonly bytes: Uint8Array | Iterable<Uint8Array>;
-  /** The bytes it counts in the backlog (a large message counts its known part). */
+  /**
+   * The JSON text of a small message (encoded with its batch, into one
+   * buffer), the bytes of a long one, or the chunks of a large one.
+   */
+  readonly body: Body;
+  /** What it counts in the backlog: the length of its text (bytes for ASCII). */
   readonly size: number;
-  readonly done: () => void;
+  /** For {@linkcode MessageWriter.write}; {@linkcode MessageWriter.send} needs none. */
+  readonly done: (() => void) | undefined;
 }
 
 /**
@@ -47,8 +54,9 @@ interface Queued {
  * is never split between chunks, so two messages never interleave. The
  * order of the calls is the order on the wire. While the sink is busy, the
  * next messages wait and then go out together in one chunk: under load the
- * bridge makes one write for many small messages. Each call resolves when
- * the sink took its line (back pressure).
+ * bridge makes one write for many small messages. A call of `write`
+ * resolves when the sink took its line; `send` is the same without a
+ * promise, for the messages that nobody waits for.
  *
  * @example
  * ```ts
@@ -71,7 +79,6 @@ export class MessageWriter {
   readonly #highWater: number;
   /** Settles when the backlog falls to half the high water. */
   #drained: { promise: Promise<void>; resolve: () => void } | undefined;
-
   readonly #replace: MessageWriterOptions["replaceUnwritable"];
 
   constructor(sink: WritableStream<Uint8Array>, options: MessageWriterOptions = {}) {
@@ -109,88 +116,73 @@ export class MessageWriter {
   }
 
   /**
-   * Queues one message. A write after {@linkcode close} or a broken sink is
-   * dropped. A message that cannot be serialized (a value nested too deep
-   * for JSON.stringify) is replaced by what `replaceUnwritable` gives, or
-   * dropped: it never throws and never stops the writer.
+   * Queues one message; resolves when the sink took it. A write after
+   * {@linkcode close} or a broken sink is dropped. A message that cannot be
+   * serialized (a value nested too deep for JSON.stringify) is replaced by
+   * what `replaceUnwritable` gives, or dropped: it never throws and never
+   * stops the writer.
    */
   write(message: Message): Promise<void> {
-    if (this.#closed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      if (!this.#queueMessage(message, resolve)) resolve();
+    });
+  }
+
+  /**
+   * Queues one message, as {@linkcode write} does, without a promise: the
+   * front end's responses and notifications, which nobody waits for, cost
+   * no promise and no closure each.
+   */
+  send(message: Message): void {
+    this.#queueMessage(message, undefined);
+  }
+
+  /** False when the message was dropped. */
+  #queueMessage(message: Message, done: (() => void) | undefined): boolean {
+    if (this.#closed) return false;
     let queued = this.#serialize(message);
     if (queued instanceof Error) {
       const replacement = this.#replace?.(message, queued);
-      if (!replacement) return Promise.resolve();
+      if (!replacement) return false;
       queued = this.#serialize(replacement);
-      if (queued instanceof Error) return Promise.resolve();
+      if (queued instanceof Error) return false;
     }
-    return this.#enqueue(queued.bytes, queued.size);
+    this.#backlog += queued.size;
+    this.#queue.push({ body: queued.body, size: queued.size, done });
+    if (!this.#flushing) this.#flush();
+    return true;
   }
 
-  #serialize(message: Message): { bytes: Uint8Array | Iterable<Uint8Array>; size: number } | Error {
+  #serialize(message: Message): { body: Body; size: number } | Error {
     try {
       if (isLargeMessage(message)) {
         // Its text is made slice by slice while the sink takes it.
-        return { bytes: serializeInChunks(message), size: LARGE_BACKLOG_BYTES };
+        return { body: serializeInChunks(message), size: LARGE_BACKLOG_BYTES };
       }
-      const body = encoder.encode(JSON.stringify(message));
-      if (body.length > BATCH_BYTES) {
-        // A large message and its newline go as two chunks, one after the
-        // other: joining them would copy the whole message once more.
-        return { bytes: [body, NEWLINE], size: body.length + 1 };
-      }
-      const bytes = new Uint8Array(body.length + 1);
-      bytes.set(body);
-      bytes[body.length] = 0x0a;
-      return { bytes, size: bytes.length };
+      const text = JSON.stringify(message);
+      if (text.length <= BATCH_BYTES) return { body: text, size: text.length + 1 };
+      // A long message and its newline go as two chunks, one after the
+      // other: joining them would copy the whole message once more.
+      const bytes = encoder.encode(text);
+      return { body: [bytes, NEWLINE], size: bytes.length + 1 };
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
     }
-  }
-
-  #enqueue(bytes: Uint8Array | Iterable<Uint8Array>, size: number): Promise<void> {
-    this.#backlog += size;
-    return new Promise<void>((resolve) => {
-      this.#queue.push({ bytes, size, done: resolve });
-      if (!this.#flushing) this.#flush();
-    });
   }
 
   async #flush(): Promise<void> {
     this.#flushing = true;
     while (this.#queue.length > 0) {
       const first = this.#queue[0]!;
-      if (!(first.bytes instanceof Uint8Array)) {
+      if (typeof first.body !== "string") {
         this.#queue.shift();
-        try {
-          for (const chunk of first.bytes) {
-            if (this.#broken) break;
-            try {
-              await this.#writer.write(chunk);
-            } catch {
-              this.#broken = true;
-            }
-          }
-        } catch {
-          // The slices of a large message failed after its start: end its
-          // line, so the next message starts on a line of its own.
-          if (!this.#broken) await this.#writer.write(NEWLINE).catch(() => this.#broken = true);
-        }
+        await this.#writeChunks(first.body as Iterable<Uint8Array>);
         this.#took(first.size);
-        first.done();
+        first.done?.();
         continue;
       }
       const batch = this.#takeBatch();
-      let chunk: Uint8Array;
-      const parts = batch.map((q) => q.bytes as Uint8Array);
-      if (parts.length === 1) chunk = parts[0]!;
-      else {
-        chunk = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-        let offset = 0;
-        for (const part of parts) {
-          chunk.set(part, offset);
-          offset += part.length;
-        }
-      }
+      const chunk = encodeBatch(batch);
       if (!this.#broken) {
         try {
           await this.#writer.write(chunk);
@@ -200,21 +192,38 @@ export class MessageWriter {
       }
       for (const q of batch) {
         this.#took(q.size);
-        q.done();
+        q.done?.();
       }
     }
     this.#flushing = false;
     this.#idle?.();
   }
 
-  /** The next single chunks, up to the batch size (a large one goes alone). */
+  async #writeChunks(chunks: Iterable<Uint8Array>): Promise<void> {
+    try {
+      for (const chunk of chunks) {
+        if (this.#broken) break;
+        try {
+          await this.#writer.write(chunk);
+        } catch {
+          this.#broken = true;
+        }
+      }
+    } catch {
+      // The slices of a large message failed after its start: end its
+      // line, so the next message starts on a line of its own.
+      if (!this.#broken) await this.#writer.write(NEWLINE).catch(() => this.#broken = true);
+    }
+  }
+
+  /** The next messages of text, up to the batch size (at least one). */
   #takeBatch(): Queued[] {
     let size = 0;
     let n = 0;
     for (; n < this.#queue.length; n++) {
-      const bytes = this.#queue[n]!.bytes;
-      if (!(bytes instanceof Uint8Array) || (n > 0 && size + bytes.length > BATCH_BYTES)) break;
-      size += bytes.length;
+      const { body } = this.#queue[n]!;
+      if (typeof body !== "string" || (n > 0 && size + body.length > BATCH_BYTES)) break;
+      size += body.length + 1;
     }
     return this.#queue.splice(0, n);
   }
@@ -233,4 +242,32 @@ export class MessageWriter {
       // The reader of the other end is gone: nothing left to deliver.
     }
   }
+}
+
+/**
+ * Encodes the texts of a batch, each with its newline, into one buffer:
+ * one allocation per batch, where an encode per message and a join made two
+ * per message and copied each line twice. The buffer starts at the length of
+ * the texts (exact for ASCII) and grows only for a text with other characters.
+ */
+export function encodeBatch(batch: readonly { readonly body: Body }[]): Uint8Array {
+  let chars = 0;
+  for (const { body } of batch) chars += (body as string).length + 1;
+  let buffer = new Uint8Array(chars);
+  let at = 0;
+  for (let i = 0; i < batch.length; i++) {
+    const text = batch[i]!.body as string;
+    let { read, written } = encoder.encodeInto(text, buffer.subarray(at));
+    if (read < text.length || at + written >= buffer.length) {
+      // Non-ASCII text: room for the worst case of this text and the rest.
+      chars -= text.length + 1;
+      const bigger = new Uint8Array(at + text.length * 3 + 1 + chars);
+      bigger.set(buffer.subarray(0, at));
+      buffer = bigger;
+      ({ read, written } = encoder.encodeInto(text, buffer.subarray(at)));
+    } else chars -= text.length + 1;
+    at += written;
+    buffer[at++] = 0x0a;
+  }
+  return at === buffer.length ? buffer : buffer.subarray(0, at);
 }

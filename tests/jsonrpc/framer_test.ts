@@ -125,3 +125,25 @@ Deno.test("framer keeps the bytes of a start that is only the beginning of a BOM
   const short = await frame([new Uint8Array([0xef, 0xbb])], 100);
   deepStrictEqual(short.map((f) => f.kind === "line" ? [...f.bytes] : []), [[0xef, 0xbb]]);
 });
+
+Deno.test("framer: a line within one chunk is a view of it, a line across chunks is a copy; both stay intact", async () => {
+  const { LineSplitter } = await import("../../lib/jsonrpc/framer.ts");
+  const splitter = new LineSplitter({ maxLineBytes: 100 });
+  const frames: Frame[] = [];
+  const first = enc.encode('{"a":1}\r\n{"b":');
+  const second = enc.encode('2}\n  \n{"c":3}\n');
+  splitter.push(first, (f) => frames.push(f));
+  splitter.push(second, (f) => frames.push(f));
+  const bytes = frames.map((f) => f.kind === "line" ? f.bytes : new Uint8Array());
+  deepStrictEqual(bytes.map((b) => dec.decode(b)), ['{"a":1}', '{"b":2}', '{"c":3}']);
+  // A view where the line lies in one chunk; no view of a chunk for the joined line.
+  deepStrictEqual(bytes.map((b) => b.buffer === first.buffer || b.buffer === second.buffer), [
+    true,
+    false,
+    true,
+  ]);
+  // More input (a line across chunks reuses the line buffer) changes no frame already given.
+  splitter.push(enc.encode('{"d":'), () => {});
+  splitter.push(enc.encode("4444}\n"), () => {});
+  deepStrictEqual(bytes.map((b) => dec.decode(b)), ['{"a":1}', '{"b":2}', '{"c":3}']);
+});

@@ -133,3 +133,41 @@ Deno.test("the sliced path writes an exact id (a RawId) as it is, also a long on
     deepStrictEqual(text, JSON.stringify(message) + "\n");
   }
 });
+
+Deno.test("encodeBatch gives the bytes of each text and its newline, for ASCII and for other text", async () => {
+  const { encodeBatch } = await import("../../lib/jsonrpc/writer.ts");
+  const enc = new TextEncoder();
+  const texts = ['{"a":1}', '{"é":"😀"}', "x".repeat(1000), '{"k":"€€€"}', "{}", "ü"];
+  for (let start = 0; start < texts.length; start++) {
+    const batch = texts.slice(start).map((body) => ({ body }));
+    const expected = enc.encode(texts.slice(start).map((t) => t + "\n").join(""));
+    deepStrictEqual(encodeBatch(batch), expected);
+  }
+  deepStrictEqual(encodeBatch([{ body: "ab" }]), enc.encode("ab\n"));
+});
+
+Deno.test("send and write keep one order; a batch is one chunk of whole lines", async () => {
+  const chunks: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const sink = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      await gate;
+      chunks.push(new TextDecoder().decode(chunk));
+    },
+  });
+  const writer = new MessageWriter(sink);
+  const done: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    if (i % 3 === 0) {
+      writer.write({ jsonrpc: "2.0", method: "w", params: { i } }).then(() => done.push(i));
+    } else writer.send({ jsonrpc: "2.0", method: "s", params: { i, t: "é" } });
+  }
+  release();
+  await writer.close();
+  // The first message went alone; the 19 that waited went in one chunk.
+  deepStrictEqual(chunks.length, 2);
+  const lines = chunks.join("").split("\n").filter(Boolean);
+  deepStrictEqual(lines.map((l) => JSON.parse(l).params.i), [...Array(20).keys()]);
+  deepStrictEqual(done, [0, 3, 6, 9, 12, 15, 18]);
+});

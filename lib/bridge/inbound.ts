@@ -65,11 +65,9 @@ function rejectLine(
  * the same rule.
  */
 function exactId(bytes: Uint8Array, parsed: RequestId): RequestId | undefined {
-  const token = idTokenOf(bytes);
-  if (token === undefined) return parsed;
-  if (token === (typeof parsed === "string" ? JSON.stringify(parsed) : String(parsed))) {
-    return parsed;
-  }
+  const plain = typeof parsed === "string" ? JSON.stringify(parsed) : String(parsed);
+  const token = idTokenOf(bytes, plain);
+  if (token === undefined || token === plain) return parsed;
   let same = false;
   try {
     same = JSON.parse(token) === parsed;

@@ -63,17 +63,37 @@ function idOf(bytes: Uint8Array, range: Range): IdScan {
 /**
  * The token (the JSON text) of the member `id` of the top-level object of a
  * valid JSON line, found from its end, then from its start; undefined when
- * neither scan finds it.
+ * neither scan finds it. `expected` is the text the caller expects (the
+ * parsed id written back): when the bytes are that text, it is returned
+ * without a decode (the common case costs a byte comparison).
  */
-export function idTokenOf(bytes: Uint8Array): string | undefined {
-  for (const range of [tailRange(bytes), headRange(bytes)]) {
-    if (!Array.isArray(range)) continue;
-    const [start, end] = range as readonly [number, number];
-    const token = tokenAt(bytes, start, end);
-    // The tail scan can stop inside a nested object: `{"a":{"id":1}}`.
-    if (token !== undefined && PRIMITIVE.test(token)) return token;
+export function idTokenOf(bytes: Uint8Array, expected?: string): string | undefined {
+  let range = tailRange(bytes);
+  let token = Array.isArray(range) ? primitiveToken(bytes, range, expected) : undefined;
+  if (token === undefined) {
+    range = headRange(bytes);
+    token = Array.isArray(range) ? primitiveToken(bytes, range, expected) : undefined;
   }
-  return undefined;
+  return token;
+}
+
+function primitiveToken(bytes: Uint8Array, range: Range, expected?: string): string | undefined {
+  let [start, end] = range as readonly [number, number];
+  while (start < end && isSpace(bytes[start])) start++;
+  while (end > start && isSpace(bytes[end - 1])) end--;
+  if (expected !== undefined && sameText(bytes, start, end, expected)) return expected;
+  const token = tokenAt(bytes, start, end);
+  // The tail scan can stop inside a nested object: `{"a":{"id":1}}`.
+  return token !== undefined && PRIMITIVE.test(token) ? token : undefined;
+}
+
+/** True when `bytes[start, end)` are the characters of an ASCII `text`. */
+function sameText(bytes: Uint8Array, start: number, end: number, text: string): boolean {
+  if (end - start !== text.length) return false;
+  for (let i = 0; i < text.length; i++) {
+    if (bytes[start + i] !== text.charCodeAt(i)) return false; // also false for non-ASCII
+  }
+  return true;
 }
 
 /** A string or a literal token: nothing of an object or an array. */

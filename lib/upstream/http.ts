@@ -33,7 +33,7 @@ import {
 import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
-import { readBounded, readEvents, TooLargeError } from "./sse.ts";
+import { NotTextError, readBounded, readBoundedText, readEvents, TooLargeError } from "./sse.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -52,6 +52,8 @@ export interface HttpLinkOptions {
   readonly debug?: (message: string) => void;
 }
 
+/** How long the close waits for the notifications in flight (a cancellation). */
+const CLOSE_GRACE_MS = 250;
 /** How many challenges one request answers before it is refused. */
 const MAX_CHALLENGES = 3;
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -62,12 +64,13 @@ function mediaType(header: string | null): string | undefined {
   return header.split(";", 1)[0]!.trim().toLowerCase();
 }
 
-/** Parses the bytes of one message; undefined when they are not a JSON object. */
-function parseMessage(bytes: Uint8Array): JsonObject | undefined {
+/** Parses one message (bytes or text); undefined when it is not a JSON object. */
+function parseMessage(data: Uint8Array | string): JsonObject | undefined {
   try {
-    const value = JSON.parse(decoder.decode(bytes)) as Json;
+    const value = JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as Json;
     if (!isObject(value)) return undefined;
-    if (bytes.length > LARGE_MESSAGE_BYTES) markLarge(value.result);
+    // A large result is written to the client in slices.
+    if (data.length > LARGE_MESSAGE_BYTES) markLarge(value.result);
     return value;
   } catch {
     return undefined;
@@ -93,6 +96,7 @@ class HttpLink implements UpstreamLink {
   /** Frames that came before `read` (none in practice: the client reads at once). */
   #early: UpstreamFrame[] = [];
   #closed = false;
+  #closing: Promise<void> | undefined;
   #close!: () => void;
   #exchanges = new Map<Json, Exchange>();
   /** POSTs of notifications and responses, awaited at the close. */
@@ -155,17 +159,25 @@ class HttpLink implements UpstreamLink {
   }
 
   close(): Promise<void> {
-    if (!this.#closed) {
-      this.#closed = true;
-      for (const exchange of this.#exchanges.values()) exchange.controller.abort();
-      this.#exchanges.clear();
-      this.#close();
-    }
+    if (this.#closing) return this.#closing;
+    this.#closed = true;
+    for (const exchange of this.#exchanges.values()) exchange.controller.abort();
+    this.#exchanges.clear();
+    this.#close();
     // A notification in flight (a cancellation) gets a short time to leave.
-    return Promise.race([
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    this.#closing = Promise.race([
       Promise.allSettled([...this.#posts]).then(() => {}),
-      new Promise<void>((resolve) => setTimeout(resolve, 250)),
-    ]).finally(() => this.#o.client?.close());
+      new Promise<void>((resolve) => timer = setTimeout(resolve, CLOSE_GRACE_MS)),
+    ]).finally(() => {
+      clearTimeout(timer);
+      try {
+        this.#o.client?.close();
+      } catch {
+        // already closed
+      }
+    });
+    return this.#closing;
   }
 
   #deliver(frame: UpstreamFrame, exchange?: Exchange): void | Promise<void> {
@@ -231,8 +243,9 @@ class HttpLink implements UpstreamLink {
     } catch (error) {
       if (signal.aborted || this.#closed) return;
       if (error instanceof UpstreamFailure) await fail(error);
-      else if (error instanceof TooLargeError) await fail(new UpstreamFailure("invalid_response"));
-      else await fail(new UpstreamFailure("transport_failed"));
+      else if (error instanceof TooLargeError || error instanceof NotTextError) {
+        await fail(new UpstreamFailure("invalid_response"));
+      } else await fail(new UpstreamFailure("transport_failed"));
     }
   }
 
@@ -260,7 +273,7 @@ class HttpLink implements UpstreamLink {
         await body.cancel().catch(() => {});
         throw new TooLargeError(limit);
       }
-      const message = parseMessage(await readBounded(body, limit));
+      const message = parseMessage(await readBoundedText(body, limit));
       if (!message) throw new UpstreamFailure("invalid_response");
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);

@@ -1,0 +1,260 @@
+/**
+ * The HTTP part of the benchmark: the SDK v2 fixture server over Streamable
+ * HTTP on 127.0.0.1 (its own process), a raw HTTP client (fetch, one POST
+ * per request) directly, and the line client through the bridge at the URL.
+ * Latency p50/p99 and throughput at 64 in flight of a small tools/call, and
+ * a 63 MiB result with the bridge's peak RSS.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const deno = Deno.execPath();
+const enc = new TextEncoder();
+
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/** The SDK fixture server as a child; its URL. */
+async function startServer(): Promise<{ url: string; child: Deno.ChildProcess }> {
+  const child = new Deno.Command(deno, {
+    args: ["run", "-A", `${root}tests/fixtures/http_sdk_server.ts`, "/mcp", "--lean", "--legacy"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the fixture server did not start");
+    text += value;
+  }
+  reader.releaseLock();
+  return { url: text.trim(), child };
+}
+
+/** A client of the direct path: one POST per request, as the bridge sends it. */
+class DirectClient {
+  #id = 1;
+  constructor(readonly url: string) {}
+
+  async request(method: string, params: Record<string, unknown>): Promise<string> {
+    const id = this.#id++;
+    const response = await fetch(this.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        ...(typeof params.name === "string" && { "mcp-name": params.name }),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: ENVELOPE } }),
+    });
+    return await response.text();
+  }
+}
+
+/** A line client through a stdio proxy (the bridge, or mcp-remote), as VS Code talks to it. */
+class BridgedClient {
+  readonly child: Deno.ChildProcess;
+  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #waiting = new Map<number, (line: string) => void>();
+  #id = 1;
+
+  constructor(argv: string[]) {
+    this.child = new Deno.Command(argv[0]!, {
+      args: argv.slice(1),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    this.#writer = this.child.stdin.getWriter();
+    this.#read();
+  }
+
+  async #read(): Promise<void> {
+    const decoder = new TextDecoder();
+    // The pieces of the current line: a 63 MiB line comes in many chunks,
+    // and only each new chunk is searched for its end.
+    let pieces: string[] = [];
+    for await (const chunk of this.child.stdout) {
+      let text = decoder.decode(chunk, { stream: true });
+      let nl;
+      while ((nl = text.indexOf("\n")) !== -1) {
+        pieces.push(text.slice(0, nl));
+        text = text.slice(nl + 1);
+        const line = pieces.join("");
+        pieces = [];
+        const match = /"id":(\d+)[,}]/.exec(
+          line.length > 200 ? line.slice(0, 100) + line.slice(-100) : line,
+        );
+        if (match) this.#waiting.get(Number(match[1]))?.(line);
+      }
+      if (text) pieces.push(text);
+    }
+  }
+
+  request(method: string, params: Record<string, unknown>): Promise<string> {
+    const id = this.#id++;
+    const done = new Promise<string>((resolve) =>
+      this.#waiting.set(id, (line) => {
+        this.#waiting.delete(id);
+        resolve(line);
+      })
+    );
+    this.#writer.write(enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"));
+    return done;
+  }
+
+  async start(): Promise<void> {
+    await this.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "bench", version: "1" },
+    });
+    await this.#writer.write(
+      enc.encode('{"jsonrpc":"2.0","method":"notifications/initialized"}\n'),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.#writer.close();
+    await this.child.status;
+  }
+}
+
+type Client = { request(method: string, params: Record<string, unknown>): Promise<string> };
+const ECHO = { name: "echo", arguments: { text: "x" } };
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+}
+
+async function latency(client: Client, n: number): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 100; i++) await client.request("tools/call", ECHO);
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await client.request("tools/call", ECHO);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
+}
+
+async function throughput(client: Client, inFlight: number, total: number): Promise<number> {
+  let sent = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (sent < total) {
+      sent++;
+      await client.request("tools/call", ECHO);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return total / ((performance.now() - t0) / 1000);
+}
+
+function peakRssMb(pid: number): number {
+  const status = new TextDecoder().decode(
+    new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).outputSync().stdout,
+  );
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/**
+ * The same small tools/call through mcp-remote (npm), when `MCP_REMOTE`
+ * names its executable (for example `node_modules/.bin/mcp-remote` of an
+ * `npm install mcp-remote@0.15.1` outside the project). The upstream serves
+ * its 2025-era requests statelessly.
+ */
+async function compareMcpRemote(
+  url: string,
+  direct: { p50: number },
+  bridgedThroughput: number,
+  out: (line: string) => void,
+): Promise<void> {
+  const bin = Deno.env.get("MCP_REMOTE");
+  const fmt = (n: number, d = 2) => n.toFixed(d);
+  if (!bin) {
+    out("mcp-remote                not measured (set MCP_REMOTE to its executable)");
+    return;
+  }
+  const remote = new BridgedClient([bin, url]);
+  await remote.start();
+  const lr = await latency(remote, 1500);
+  const tr = await throughput(remote, 64, 5_000);
+  await remote.stop();
+  out(
+    `mcp-remote                p50 ${fmt(lr.p50)} ms p99 ${fmt(lr.p99)} ms (direct p50 ${
+      fmt(direct.p50)
+    } ms); 64 in flight ${fmt(tr, 0)} req/s; the bridge is ${
+      fmt(bridgedThroughput / tr)
+    } times its throughput`,
+  );
+}
+
+/** Runs the HTTP benchmark and prints its lines with `out`. */
+export async function benchHttp(out: (line: string) => void): Promise<void> {
+  const fmt = (n: number, d = 2) => n.toFixed(d);
+  const server = await startServer();
+  try {
+    const direct = new DirectClient(server.url);
+    await direct.request("server/discover", {});
+    const bridgeArgv = [deno, "run", "-q", "-P", `${root}main.ts`, "--log-level", "error"];
+    const bridged = new BridgedClient([...bridgeArgv, server.url]);
+    await bridged.start();
+    // Rounds in turn, so that neither path gets the cold or the warm server.
+    const rounds: { p50: number; p99: number }[][] = [];
+    for (let i = 0; i < 4; i++) {
+      rounds.push([await latency(direct, 500), await latency(bridged, 500)]);
+    }
+    const mean = (k: 0 | 1, p: "p50" | "p99") =>
+      rounds.slice(1).reduce((sum, r) => sum + r[k]![p], 0) / (rounds.length - 1);
+    const ld = { p50: mean(0, "p50"), p99: mean(0, "p99") };
+    const lb = { p50: mean(1, "p50"), p99: mean(1, "p99") };
+    out(`\nHTTP upstream (SDK v2 server over Streamable HTTP on 127.0.0.1)`);
+    out(`small tools/call latency  direct p50 ${fmt(ld.p50)} ms p99 ${fmt(ld.p99)} ms`);
+    out(`                          bridged p50 ${fmt(lb.p50)} ms p99 ${fmt(lb.p99)} ms`);
+    out(
+      `                          ratio p50 ${fmt(lb.p50 / ld.p50)} (target <= 1.25), p99 ${
+        fmt(lb.p99 / ld.p99)
+      }`,
+    );
+    const td = await throughput(direct, 64, 5_000);
+    const tb = await throughput(bridged, 64, 5_000);
+    out(
+      `throughput 64 in flight    direct ${fmt(td, 0)} req/s, bridged ${fmt(tb, 0)} req/s, ` +
+        `ratio ${fmt(tb / td)}`,
+    );
+    const bytes = 63 * 1024 * 1024;
+    const big = { name: "big", arguments: { bytes } };
+    let t0 = performance.now();
+    const directText = await direct.request("tools/call", big);
+    const directMs = performance.now() - t0;
+    t0 = performance.now();
+    const bridgedText = await bridged.request("tools/call", big);
+    const bridgedMs = performance.now() - t0;
+    const ok = directText.length > bytes && bridgedText.length > bytes;
+    out(
+      `63 MiB tool result        direct ${fmt(directMs, 0)} ms, bridged ${fmt(bridgedMs, 0)} ms, ` +
+        `ratio ${fmt(bridgedMs / directMs)}; bridge peak RSS ${
+          fmt(peakRssMb(bridged.child.pid), 0)
+        } MB${ok ? "" : " (A RESULT WAS MISSING)"}`,
+    );
+    await bridged.stop();
+    await compareMcpRemote(server.url, ld, tb, out);
+  } finally {
+    await server.child.stdin.close();
+    await server.child.status;
+  }
+}
+
+if (import.meta.main) await benchHttp((line) => Deno.stdout.writeSync(enc.encode(line + "\n")));

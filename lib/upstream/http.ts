@@ -22,7 +22,6 @@
  */
 
 import { scanIdFromHead } from "../jsonrpc/id_scan.ts";
-import { LARGE_MESSAGE_BYTES, markLarge } from "../jsonrpc/large.ts";
 import {
   isObject,
   type Json,
@@ -30,6 +29,7 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
+import { decodeUpstream } from "./decode.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
@@ -56,7 +56,6 @@ export interface HttpLinkOptions {
 const CLOSE_GRACE_MS = 250;
 /** How many challenges one request answers before it is refused. */
 const MAX_CHALLENGES = 3;
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** The JSON media type of a Content-Type header, or the text stream type, or undefined. */
 function mediaType(header: string | null): string | undefined {
@@ -65,18 +64,6 @@ function mediaType(header: string | null): string | undefined {
 }
 
 /** Parses one message (bytes or text); undefined when it is not a JSON object. */
-function parseMessage(data: Uint8Array | string): JsonObject | undefined {
-  try {
-    const value = JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as Json;
-    if (!isObject(value)) return undefined;
-    // A large result is written to the client in slices.
-    if (data.length > LARGE_MESSAGE_BYTES) markLarge(value.result);
-    return value;
-  } catch {
-    return undefined;
-  }
-}
-
 /** True for the response (result or error) of the request `id`. */
 function isResponseOf(message: JsonObject, id: Json): boolean {
   return message.id === id && typeof message.method !== "string" &&
@@ -258,7 +245,7 @@ class HttpLink implements UpstreamLink {
       if (status === 400 && body && type === "application/json") {
         // Revision 2026-07-28 answers a request that it refuses with a 400
         // and the JSON-RPC error of that request: the error goes on.
-        const message = parseMessage(await readBounded(body, limit));
+        const message = decodeUpstream(await readBounded(body, limit));
         if (message && isResponseOf(message, id)) {
           await this.#deliver({ kind: "message", value: message }, exchange);
           return;
@@ -273,7 +260,7 @@ class HttpLink implements UpstreamLink {
         await body.cancel().catch(() => {});
         throw new TooLargeError(limit);
       }
-      const message = parseMessage(await readBoundedText(body, limit));
+      const message = decodeUpstream(await readBoundedText(body, limit));
       if (!message) throw new UpstreamFailure("invalid_response");
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);
@@ -286,7 +273,7 @@ class HttpLink implements UpstreamLink {
     }
     for await (const event of readEvents(body, limit)) {
       if (event.event !== "message") continue;
-      const message = parseMessage(event.data);
+      const message = decodeUpstream(event.data);
       if (!message) {
         // As a line of a stdio server: the request named in it fails.
         const scan = scanIdFromHead(event.data);

@@ -310,3 +310,32 @@ Deno.test("http: tools/call of a tool with x-mcp-header gets the Mcp-Param heade
   strictEqual(call.headers.get("mcp-param-flag"), "true");
   strictEqual(await bridge.exit(), 0);
 });
+
+Deno.test("http: a 307 within the origin is followed; a redirect to another origin is not", async () => {
+  await using other = serveMcp(() => undefined);
+  await using upstream = serveMcp((m, request) => {
+    if (m.method !== "tools/call") return undefined;
+    const where = (m.params?.arguments as { where: string }).where;
+    if (new URL(request.url).pathname === "/moved") {
+      return result(m, { content: [{ type: "text", text: "moved here" }] });
+    }
+    const location = where === "same" ? "/moved" : other.url;
+    return new Response(null, { status: 307, headers: { location } });
+  });
+  await using bridge = new UrlBridge([...ARGS, upstream.url], ENV);
+  await bridge.initialize();
+  await bridge.request(1, "tools/call", { name: "x", arguments: { where: "same" } });
+  deepStrictEqual((await bridge.response(1)).result, {
+    content: [{ type: "text", text: "moved here" }],
+  });
+  const moved = upstream.seen.at(-1)!;
+  strictEqual(moved.headers.get("authorization"), ENV.TEST_TOKEN);
+  await bridge.request(2, "tools/call", { name: "x", arguments: { where: "other" } });
+  deepStrictEqual(errorOf(await bridge.response(2)).data, {
+    cause: "transport_failed",
+    detail: "HTTP status 307",
+  });
+  strictEqual(other.seen.length, 0, "the other origin got nothing");
+  strictEqual(await bridge.exit(), 0);
+  assertNoSecret(bridge);
+});

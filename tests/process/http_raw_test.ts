@@ -225,8 +225,11 @@ Deno.test("http: each status row of the listen table", async () => {
     await using bridge = new UrlBridge([...ARGS, upstream.url], ENV);
     await bridge.initialize();
     await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    // The first wait is 0.5 s: a retry row has its second stream soon after.
-    const deadline = Date.now() + (row === "retry" ? 5000 : 1500);
+    const first = Date.now() + 10_000;
+    while (Date.now() < first && listens < 1) await new Promise((r) => setTimeout(r, 20));
+    // The first wait is 0.5 s: a retry row has its second stream soon after;
+    // a stop row has none in three times that wait.
+    const deadline = Date.now() + (row === "retry" ? 10_000 : 1500);
     while (Date.now() < deadline && listens < 2) await new Promise((r) => setTimeout(r, 20));
     strictEqual(listens, row === "retry" ? 2 : 1, `status ${status}`);
     strictEqual(await bridge.exit(), 0);

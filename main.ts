@@ -119,7 +119,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const commandLine = split === -1 ? parsed.positionals : argv.slice(split + 1);
   const remote = remoteOf(split === -1 ? parsed.positionals : [], values);
   const [command, ...args] = remote ? [""] : commandLine;
-  const auth = authSettingsOf(values, remote !== undefined);
+  const auth = authSettingsOf(values, remote);
   if (!remote && (command === undefined || command === "")) {
     throw new UsageError("the upstream COMMAND is missing");
   }

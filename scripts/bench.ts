@@ -287,5 +287,97 @@ out(
   } µs per upstream notification (${sent} relayed)`,
 );
 
+// The embedded bridge (M5): the same server (scripts/embed_server.ts) and the same client,
+// a small tools/call on the legacy path in each case.
+const EMBED_SERVER = [deno, "run", "-q", "-P", `${root}scripts/embed_server.ts`];
+
+/** Latency and throughput of one legacy-path setup of the embedded server. */
+async function embeddedFigures(
+  command: string[],
+): Promise<{ p50: number; p99: number; rps: number }> {
+  const client = new LineClient(command, false);
+  await client.start();
+  const { p50, p99 } = await latency(client, 2000);
+  const rps = await throughput(client, 64, 10_000);
+  await client.stop();
+  return { p50, p99, rps };
+}
+
+/** The legacy path with the client in the same process too: web streams, no pipe at all. */
+async function embeddedInProcessP50(n: number): Promise<number> {
+  const { serveStdio } = await import("../lib/vscode/serve.ts");
+  const { buildServer } = await import("./embed_server.ts");
+  const input = new TransformStream<Uint8Array, Uint8Array>();
+  const output = new TransformStream<Uint8Array, Uint8Array>();
+  const served = serveStdio(buildServer, {
+    input: input.readable,
+    output: output.writable,
+    logLevel: "error",
+  });
+  const writer = input.writable.getWriter();
+  const reader = output.readable.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  const nextLine = async (): Promise<string> => {
+    for (;;) {
+      const nl = buffer.indexOf("\n");
+      if (nl !== -1) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        return line;
+      }
+      const { value, done } = await reader.read();
+      if (done) throw new Error("the output ended");
+      buffer += value;
+    }
+  };
+  const call = async (id: number, method: string, params: JsonObject) => {
+    await writer.write(enc.encode(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n"));
+    for (;;) if ((await nextLine()).includes(`"id":${id},`)) return;
+  };
+  await call(0, "initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "bench", version: "1" },
+  });
+  const times: number[] = [];
+  for (let i = 1; i <= n + 100; i++) {
+    const t0 = performance.now();
+    await call(i, "tools/call", { name: "echo", arguments: { text: "x" } });
+    if (i > 100) times.push(performance.now() - t0);
+  }
+  await writer.close();
+  await served;
+  times.sort((a, b) => a - b);
+  return percentile(times, 0.5);
+}
+
+/** The embedded path vs the stdio bridge in front of the same server vs the SDK's legacy shim. */
+async function embeddedBench(): Promise<void> {
+  out("\nembedded bridge (same server, same client, legacy path, small tools/call):");
+  const embedded = await embeddedFigures(EMBED_SERVER);
+  const bridgedSdk = await embeddedFigures([...BRIDGE, ...EMBED_SERVER, "--sdk"]);
+  const shim = await embeddedFigures([...EMBED_SERVER, "--sdk"]);
+  const line = (label: string, f: { p50: number; p99: number; rps: number }) =>
+    out(
+      `  ${label} p50 ${fmt(f.p50)} ms p99 ${fmt(f.p99)} ms, 64 in flight ${fmt(f.rps, 0)} req/s`,
+    );
+  line("embedded (one process)            ", embedded);
+  line("stdio bridge + server (two)       ", bridgedSdk);
+  line("SDK serveStdio legacy shim (one)  ", shim);
+  out(
+    `  embedded / stdio bridge: p50 ratio ${fmt(embedded.p50 / bridgedSdk.p50)}, throughput ` +
+      `ratio ${fmt(embedded.rps / bridgedSdk.rps)}; embedded / SDK shim: p50 ratio ${
+        fmt(embedded.p50 / shim.p50)
+      }, throughput ratio ${fmt(embedded.rps / shim.rps)}`,
+  );
+  out(
+    `  embedded with the client in the same process: p50 ${
+      fmt(await embeddedInProcessP50(2000), 3)
+    } ms`,
+  );
+}
+
+await embeddedBench();
+
 // The HTTP upstream: its own module, so each part of the benchmark stays small.
 await benchHttp(out);

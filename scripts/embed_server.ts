@@ -11,6 +11,7 @@
  * resource with an icon, and a template with completion.
  *
  * Run: `deno run scripts/embed_server.ts [--refuse-discover] [--shutdown-grace-ms MS]`
+ * (`--sdk`: the SDK's own serveStdio instead, for the benchmark)
  *
  * @module
  */
@@ -22,6 +23,7 @@ import {
   McpServer,
   ResourceTemplate,
 } from "@modelcontextprotocol/server";
+import { serveStdio as sdkServeStdio } from "@modelcontextprotocol/server/stdio";
 import { serveStdio } from "@mcp-bridge/vscode/embed";
 
 type Args = Record<string, unknown>;
@@ -115,9 +117,14 @@ export function buildServer(): McpServer {
 }
 
 if (import.meta.main) {
-  const discover = Deno.args.includes("--refuse-discover") ? "refuse" : "answer";
-  // Tests make the wait at the end of the input short.
-  const grace = Deno.args.indexOf("--shutdown-grace-ms");
-  const limits = grace === -1 ? {} : { shutdown_grace_ms: Number(Deno.args[grace + 1]) };
-  await serveStdio(buildServer, { discover, limits });
+  if (Deno.args.includes("--sdk")) {
+    // For the benchmark: the same server with the SDK's own serveStdio (its legacy shim).
+    sdkServeStdio(buildServer);
+  } else {
+    const discover = Deno.args.includes("--refuse-discover") ? "refuse" : "answer";
+    // Tests make the wait at the end of the input short.
+    const grace = Deno.args.indexOf("--shutdown-grace-ms");
+    const limits = grace === -1 ? {} : { shutdown_grace_ms: Number(Deno.args[grace + 1]) };
+    await serveStdio(buildServer, { discover, limits });
+  }
 }

@@ -60,17 +60,27 @@ export interface AuthSettings {
 }
 
 /**
- * The sign-in options of a command line: undefined without a URL upstream,
- * where a sign-in option is not valid.
+ * The sign-in options of a command line: undefined without a URL upstream
+ * (where a sign-in option is not valid), and undefined when `--header-env`
+ * gives the `Authorization` header itself: then the user signs in, not the
+ * bridge.
  */
 export function authSettingsOf(
   values: Record<string, unknown>,
-  remote: boolean,
+  remote: { readonly headers: readonly (readonly [string, string])[] } | undefined,
 ): AuthSettings | undefined {
-  if (!remote) {
-    const given = Object.keys(AUTH_OPTIONS).find((name) => values[name] !== undefined);
+  const given = Object.keys(AUTH_OPTIONS).find((name) => values[name] !== undefined);
+  if (remote === undefined) {
     if (given !== undefined) {
       throw new AuthOptionError(`--${given} needs an upstream server at a URL`);
+    }
+    return undefined;
+  }
+  if (remote.headers.some(([name]) => name.toLowerCase() === "authorization")) {
+    if (given !== undefined) {
+      throw new AuthOptionError(
+        `--${given} does not go with an Authorization header of --header-env`,
+      );
     }
     return undefined;
   }

@@ -8,7 +8,7 @@
  */
 
 import { UpstreamFailure } from "../upstream/failure.ts";
-import { signInFailure } from "./failures.ts";
+import { isSignInFailure, signInFailure } from "./failures.ts";
 
 /** What the redirect brought: the code and the `iss` parameter (RFC 9207). */
 export interface RedirectResult {
@@ -214,5 +214,20 @@ export class RedirectListener {
         "Sign-in failed",
         `The sign-in did not complete. ${outcome.reason} You can close this tab.`,
       );
+  }
+}
+
+/** What the browser page says of a failed sign-in. */
+export function pageReason(error: unknown): string {
+  if (!isSignInFailure(error)) return "The sign-in stopped.";
+  switch (error.signIn?.cause) {
+    case "sign_in_denied":
+      return "The authorization server refused the access.";
+    case "sign_in_error":
+      return `The authorization server sent the error ${error.signIn.detail ?? "invalid"}.`;
+    case "sign_in_timeout":
+      return "The time limit of the sign-in passed.";
+    default:
+      return "The token request of the bridge failed.";
   }
 }

@@ -15,7 +15,6 @@ import {
   exchangeAuthorization,
   extractWWWAuthenticateParams,
   IssuerMismatchError,
-  type OAuthTokens,
   refreshAuthorization,
   startAuthorization,
 } from "@modelcontextprotocol/client";
@@ -25,12 +24,11 @@ import type { Challenge, ChallengeOutcome, TokenSource } from "../upstream/token
 import type { OpenBrowser } from "./browser.ts";
 import { discover, issuerMetadata, type ServerInfo, StatusFetch } from "./discovery.ts";
 import { isSignInFailure, signInFailure } from "./failures.ts";
-import { RedirectListener } from "./redirect.ts";
+import { authorizationUrlIsValid, randomState } from "./checks.ts";
+import { pageReason, RedirectListener } from "./redirect.ts";
+import { toStored, usable } from "./token_life.ts";
 import { chooseClient, type ClientSettings } from "./registration.ts";
 import type { ServerEntry, StoredTokens, TokenStore } from "./store.ts";
-
-/** A token that expires sooner than this is refreshed before it is used. */
-export const REFRESH_MARGIN_MS = 60_000;
 
 /** What a sign-in needs. */
 export interface SignInSettings extends ClientSettings {
@@ -58,55 +56,6 @@ interface SignInRequest {
   readonly stepUp: boolean;
   /** The access token the upstream server refused, if any. */
   readonly refused: string | undefined;
-}
-
-function randomState(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
-    .replaceAll("=", "");
-}
-
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
-
-/**
- * The checks of an authorization URL before the browser gets it: https (or
- * http on a loopback host), our `state` and redirect URI, PKCE S256.
- *
- * @example
- * ```ts
- * import { authorizationUrlIsValid } from "./sign_in.ts";
- * const url = new URL("https://as.example/authorize?state=s&redirect_uri=r&code_challenge=c&code_challenge_method=S256");
- * if (!authorizationUrlIsValid(url, "s", "r")) throw new Error();
- * if (authorizationUrlIsValid(url, "other", "r")) throw new Error();
- * ```
- */
-export function authorizationUrlIsValid(url: URL, state: string, redirectUri: string): boolean {
-  const secure = url.protocol === "https:" ||
-    (url.protocol === "http:" && isLoopbackHost(url.hostname));
-  const params = url.searchParams;
-  return secure && url.username === "" && url.password === "" &&
-    params.get("state") === state && params.get("redirect_uri") === redirectUri &&
-    params.get("code_challenge_method") === "S256" && (params.get("code_challenge") ?? "") !== "" &&
-    params.get("response_type") === "code";
-}
-
-function toStored(tokens: OAuthTokens, requestedScope: string | undefined): StoredTokens {
-  const scope = tokens.scope ?? requestedScope;
-  return {
-    accessToken: tokens.access_token,
-    tokenType: tokens.token_type,
-    ...(tokens.refresh_token !== undefined && { refreshToken: tokens.refresh_token }),
-    ...(tokens.expires_in !== undefined && { expiresAt: Date.now() + tokens.expires_in * 1000 }),
-    ...(scope !== undefined && { scope }),
-    ...(requestedScope !== undefined && { requestedScope }),
-  };
-}
-
-function usable(tokens: StoredTokens | undefined): boolean {
-  return tokens !== undefined &&
-    (tokens.expiresAt === undefined || tokens.expiresAt - Date.now() > REFRESH_MARGIN_MS);
 }
 
 /** The token source of an upstream server at a URL. */
@@ -429,19 +378,5 @@ export class SignIn implements TokenSource {
     if (!await this.#settings.openBrowser(startUrl)) {
       this.#log.warn("the browser did not open: open the URL of the sign-in line by hand");
     }
-  }
-}
-
-function pageReason(error: unknown): string {
-  if (!isSignInFailure(error)) return "The sign-in stopped.";
-  switch (error.signIn?.cause) {
-    case "sign_in_denied":
-      return "The authorization server refused the access.";
-    case "sign_in_error":
-      return `The authorization server sent the error ${error.signIn.detail ?? "invalid"}.`;
-    case "sign_in_timeout":
-      return "The time limit of the sign-in passed.";
-    default:
-      return "The token request of the bridge failed.";
   }
 }

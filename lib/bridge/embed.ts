@@ -2,14 +2,14 @@
  * The embedded bridge (spec M5): one stdio connection in the process of an
  * SDK v2 server. The first request of the client selects the path:
  *
- * | First message                                   | Path                                  |
- * | ----------------------------------------------- | ------------------------------------- |
- * | a request `initialize`                          | legacy: the front end, memory link     |
- * | a request `server/discover`                     | none: the discover rule, then the next |
- * | another request, a notification, a response     | modern: the SDK v2 stdio transport     |
- * | invalid JSON or UTF-8, too deep, not JSON-RPC   | modern, with an error for the line     |
- * | a blank line; a line above the line limit       | none: skipped; dropped, no response    |
- * | the end of the input before a request           | none: nothing is written               |
+ * | First message                                 | Path                                           |
+ * | --------------------------------------------- | ---------------------------------------------- |
+ * | a request `initialize`                        | legacy: the front end over the memory link     |
+ * | a request `server/discover`                   | none: the discover rule; the next line selects |
+ * | another request, a notification, a response   | modern: the SDK v2 stdio transport             |
+ * | invalid JSON or UTF-8, too deep, not JSON-RPC | modern, with an error for the line             |
+ * | a blank line; a line above the line limit     | none: skipped; dropped without a response      |
+ * | the end of the input before a request         | none: nothing is written                       |
  *
  * One reader frames the input; the path gets the first line and every later
  * frame from it, so two messages in one chunk both arrive.
@@ -79,6 +79,14 @@ class SharedOutput {
   }
 }
 
+/** A UTF-8 byte order mark at the start of the input is skipped, as JSON parsers do. */
+function withoutBom(frame: Frame): Frame {
+  if (frame.kind !== "line") return frame;
+  const b = frame.bytes;
+  const bom = b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
+  return bom ? { kind: "line", bytes: b.subarray(3) } : frame;
+}
+
 /** What reads the frames after the first line selected a path. */
 interface Path {
   accept(frame: Frame): Promise<void> | undefined;
@@ -141,7 +149,12 @@ export async function serveStdioAuto(factory: ServerFactory, options: EmbedOptio
     void early.write({ jsonrpc: "2.0", id, error });
   };
 
+  let atStart = true;
   const first = (frame: Frame): Promise<void> | undefined => {
+    if (atStart) {
+      atStart = false;
+      frame = withoutBom(frame);
+    }
     if (frame.kind === "too_long") {
       log.debug(`dropped a first line of ${frame.length} bytes, above the line limit`);
       return undefined;

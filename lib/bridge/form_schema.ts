@@ -9,7 +9,7 @@
  *   grow with the forms; the meta-schema check uses one shared instance that
  *   never holds a schema of a form;
  * - `pattern`, `patternProperties` and the format regexes match with RE2
- *   (re2js), in time linear in the answer;
+ *   (linear_regexp.ts), in time linear in the answer;
  * - an asynchronous schema, or one whose check throws (a `$ref` loop), is
  *   refused before the client gets a question, and a check that throws later
  *   reports an answer that is not valid.
@@ -19,85 +19,13 @@
 
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { Ajv, type Options } from "ajv";
-import type { RegExpEngine, RegExpLike } from "ajv/dist/types/index.js";
 import addFormatsModule from "ajv-formats";
-import { fullFormats } from "ajv-formats/dist/formats.js";
-import { RE2JS } from "re2js";
 import type { Json, JsonObject } from "../jsonrpc/message.ts";
+import { LINEAR_FORMATS, LINEAR_REGEXP } from "./linear_regexp.ts";
+import { SchemaGraph } from "./schema_cost.ts";
 
 /** Checks one answer against a compiled requestedSchema; never throws. */
 export type FormCheck = (value: Json) => boolean;
-
-/** Compiles a pattern of a schema for RE2; throws when RE2 cannot read it (a lookahead). */
-function re2(source: string, flags: string): RE2JS {
-  const inline = flags.includes("i") ? "(?i)" : "";
-  return RE2JS.compile(inline + RE2JS.translateRegExp(source));
-}
-
-/**
- * The regular expression engine of ajv: RE2. The string form is the key of
- * ajv's cache of patterns in one schema, so it must differ for each pattern.
- */
-const LINEAR_REGEXP: RegExpEngine = Object.assign(
-  (pattern: string, flags: string): RegExpLike => {
-    const compiled = re2(pattern, flags);
-    const like = { test: (s: string) => compiled.test(s), toString: () => `/${pattern}/${flags}` };
-    return like;
-  },
-  { code: "re2" },
-);
-
-// The three private-address lookaheads of the url format of ajv-formats:
-// RE2 has no lookahead, so a url is valid when it matches without them and
-// does not match as a URL whose host is a private IPv4 address.
-const PRIVATE_PREFIXES = [
-  String.raw`(?:10|127)(?:\.\d{1,3}){3}`,
-  String.raw`(?:169\.254|192\.168)(?:\.\d{1,3}){2}`,
-  String.raw`172\.(?:1[6-9]|2\d|3[0-1])(?:\.\d{1,3}){2}`,
-];
-const OCTET_MID = String.raw`(?:\.(?:1?\d{1,2}|2[0-4]\d|25[0-5]))`;
-const OCTET_END = String.raw`(?:\.(?:[1-9]\d?|1\d\d|2[0-4]\d|25[0-4]))`;
-const PRIVATE_URL = String.raw`^(?:https?|ftp):\/\/(?:\S+(?::\S*)?@)?` +
-  String.raw`(?:(?:10|127)${OCTET_MID}{2}${OCTET_END}` +
-  String.raw`|(?:169\.254|192\.168)${OCTET_MID}${OCTET_END}` +
-  String.raw`|172\.(?:1[6-9]|2\d|3[0-1])${OCTET_MID}${OCTET_END})` +
-  String.raw`(?::\d{2,5})?(?:\/[^\s]*)?$`;
-
-function linearUrl(native: RegExp): (s: string) => boolean {
-  let source = native.source;
-  for (const prefix of PRIVATE_PREFIXES) source = source.replace(`(?!${prefix})`, "");
-  const url = re2(source, native.flags);
-  const privateUrl = re2(PRIVATE_URL, native.flags);
-  return (s) => url.test(s) && !privateUrl.test(s);
-}
-
-/**
- * The formats of ajv-formats whose check is a regular expression, with RE2.
- * The regexes RE2 cannot read keep their own: `duration` and `hostname` are
- * linear (one anchored lookahead each), `url` gets the form above.
- */
-const LINEAR_FORMATS: ReadonlyMap<string, (s: string) => boolean> = (() => {
-  const formats = new Map<string, (s: string) => boolean>();
-  for (const [name, format] of Object.entries(fullFormats)) {
-    const native = format instanceof RegExp
-      ? format
-      : typeof format === "object" && format.validate instanceof RegExp
-      ? format.validate
-      : undefined;
-    if (!native) continue;
-    if (name === "url") {
-      formats.set(name, linearUrl(native));
-      continue;
-    }
-    try {
-      const compiled = re2(native.source, native.flags);
-      formats.set(name, (s) => compiled.test(s));
-    } catch {
-      // A lookahead: the native regex stays (see above).
-    }
-  }
-  return formats;
-})();
 
 // deno-lint-ignore no-explicit-any
 const addFormats = addFormatsModule as unknown as (ajv: any) => void;
@@ -132,8 +60,19 @@ function metaChecker(draft: Draft): Ajv | Ajv2020 {
 }
 
 /**
+ * The most applications of subschemas that one check may take (schema_cost.ts):
+ * about 10 ms of ajv. A form answer of VS Code takes a few dozen.
+ */
+export const MAX_CHECK_COST = 100_000;
+/** The nesting of a value that the cost of a schema is counted for before the question. */
+const FORM_DEPTH = 3;
+
+/**
  * Compiles a requestedSchema; undefined when it does not compile, is
- * asynchronous, or its check throws on the empty object (a `$ref` loop).
+ * asynchronous, has subschemas that refer to each other in a loop, could
+ * take more than {@linkcode MAX_CHECK_COST} for a value of a few levels, or
+ * its check throws on the empty object. An answer whose check would cost
+ * more than the limit is not valid.
  *
  * @example
  * ```ts
@@ -153,10 +92,12 @@ export function compileSchema(schema: JsonObject): FormCheck | undefined {
     // validateSchema: the meta-schema check is done above, by the shared instance.
     const validate = newAjv(draft, { ...OPTIONS, validateSchema: false }).compile(schema);
     if ((validate as { $async?: unknown }).$async === true) return undefined;
+    const graph = SchemaGraph.of(schema, MAX_CHECK_COST);
+    if (!graph || graph.staticCost(FORM_DEPTH) > MAX_CHECK_COST) return undefined;
     validate({});
     return (value) => {
       try {
-        return validate(value) === true;
+        return graph.answerCost(value) <= MAX_CHECK_COST && validate(value) === true;
       } catch {
         return false;
       }

@@ -91,9 +91,20 @@ export class Frontend {
 
   constructor(options: FrontendOptions) {
     this.#options = options;
-    this.#writer = new MessageWriter(options.output);
+    this.#writer = new MessageWriter(options.output, {
+      replaceUnwritable: (message, error) => this.#unwritable(message, error),
+    });
     this.#pending = new PendingTable(options.profile.request_id_prefix);
     this.#flights = new Flights(options.limits.max_in_flight_requests);
+  }
+
+  /** A response that JSON.stringify cannot write fails its request: invalid_response. */
+  #unwritable(message: Message, error: Error): Message | undefined {
+    const id = "id" in message ? message.id : undefined;
+    const isResponse = "result" in message || "error" in message;
+    this.#options.log.error(`cannot write a message to the client: ${error.name}`);
+    if (!isResponse || id === undefined || id === null) return undefined;
+    return { jsonrpc: "2.0", id, error: BridgeError.of("invalid_response").toJSON() };
   }
 
   /** The name of the current state. */

@@ -52,6 +52,11 @@ export function requestStateText(method: string, upstreamMessage: string): strin
     (method === "tools/call" ? "Run the tool again." : "Send the request again.");
 }
 
+/** The options of the upstream requests of the rounds; `signal` is the flight's. */
+export type RoundOptions = Omit<UpstreamRequestOptions, "timeoutMs" | "logLevel"> & {
+  readonly signal: AbortSignal;
+};
+
 /** How one round of questions ended: the inputResponses, the failure, or a cancel. */
 type Asked = RoundResult<JsonObject> | { readonly ok: "canceled" };
 
@@ -63,14 +68,9 @@ export async function runRounds(
   env: RoundEnv,
   method: string,
   baseParams: JsonObject,
-  options: Omit<UpstreamRequestOptions, "timeoutMs" | "logLevel"> & {
-    readonly signal: AbortSignal;
-  },
+  options: RoundOptions,
 ): Promise<Outcome> {
-  const { session, limits, log } = env;
   const accepted = new Map<string, UrlStep>(); // URL → its step
-  let extra: JsonObject = {};
-  let waitedMs = 0;
   const completeSteps = (stillAsked: ReadonlySet<string>) => {
     for (const [url, step] of accepted) {
       if (stillAsked.has(url)) continue;
@@ -82,6 +82,28 @@ export async function runRounds(
       });
     }
   };
+  try {
+    return await loop(env, method, baseParams, options, accepted, completeSteps);
+  } catch (error) {
+    // Not a way of the rounds to end, a defect: the steps end all the same (the caller answers).
+    completeSteps(new Set());
+    if (options.signal.aborted) return { kind: "canceled" };
+    throw error;
+  }
+}
+
+/** The rounds; `accepted` holds the URL steps that the user accepted. */
+async function loop(
+  env: RoundEnv,
+  method: string,
+  baseParams: JsonObject,
+  options: RoundOptions,
+  accepted: Map<string, UrlStep>,
+  completeSteps: (stillAsked: ReadonlySet<string>) => void,
+): Promise<Outcome> {
+  const { session, limits, log } = env;
+  let extra: JsonObject = {};
+  let waitedMs = 0;
   for (let round = 1;; round++) {
     const timeoutMs = roundTimeoutMs(limits, method, round);
     let raw: Json;

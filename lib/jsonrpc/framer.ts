@@ -31,6 +31,8 @@ export type Frame = LineFrame | TooLongFrame;
 
 const LF = 0x0a;
 const CR = 0x0d;
+/** The UTF-8 byte order mark, which some writers put at the start of a stream. */
+const BOM = [0xef, 0xbb, 0xbf] as const;
 
 /** True for a line that has only spaces, tabs and carriage returns. */
 function isBlank(bytes: Uint8Array, start: number, end: number): boolean {
@@ -176,7 +178,9 @@ export interface LineFramerOptions {
  * readers of the bridge feed it chunk by chunk, and {@linkcode LineFramer}
  * wraps it as a TransformStream. Accepts LF and CRLF, skips blank lines,
  * emits a last line that has no newline at {@linkcode LineSplitter.end}, and
- * replaces a line above the limit with a {@linkcode TooLongFrame}.
+ * replaces a line above the limit with a {@linkcode TooLongFrame}. A UTF-8
+ * byte order mark at the start of the stream is skipped, as the JSON parsers
+ * of the ecosystem do; a BOM anywhere else stays in its line.
  */
 export class LineSplitter {
   readonly #max: number;
@@ -187,6 +191,8 @@ export class LineSplitter {
   #headLength = 0;
   #overflow = false; // the current line passed max + 1 bytes
   #total = 0; // bytes of the current line, with a possible trailing CR
+  /** Bytes of the BOM matched at the start of the stream; -1 once the start is past. */
+  #bom = 0;
 
   constructor(options: LineFramerOptions) {
     this.#max = options.maxLineBytes;
@@ -194,7 +200,7 @@ export class LineSplitter {
 
   /** Feeds one chunk; `emit` gets each complete frame in order. */
   push(chunk: Uint8Array, emit: (frame: Frame) => void): void {
-    let start = 0;
+    let start = this.#bom === -1 ? 0 : this.#skipBom(chunk);
     for (;;) {
       const nl = chunk.indexOf(LF, start);
       if (nl === -1) {
@@ -209,7 +215,33 @@ export class LineSplitter {
 
   /** The end of the input: a last line without a newline. */
   end(emit: (frame: Frame) => void): void {
+    this.#giveBackBom();
     if (this.#overflow || this.#line.length > 0) this.#finishLine(emit);
+  }
+
+  /**
+   * Matches the start of the stream against the BOM, also when the BOM is
+   * split between chunks; returns where the data of `chunk` starts.
+   */
+  #skipBom(chunk: Uint8Array): number {
+    let i = 0;
+    while (i < chunk.length && this.#bom < BOM.length) {
+      if (chunk[i] !== BOM[this.#bom]) {
+        this.#giveBackBom();
+        return i;
+      }
+      this.#bom++;
+      i++;
+    }
+    if (this.#bom === BOM.length) this.#bom = -1;
+    return i;
+  }
+
+  /** The start was not a whole BOM: its matched bytes are data of the first line. */
+  #giveBackBom(): void {
+    const matched = this.#bom;
+    this.#bom = -1;
+    if (matched > 0) this.#append(new Uint8Array(BOM.slice(0, matched)), 0, matched);
   }
 
   #keepEdges(bytes: Uint8Array): void {
@@ -317,7 +349,13 @@ export async function readFrames(
 ): Promise<void> {
   const splitter = new LineSplitter(options);
   const reader = input.getReader();
-  const stop = () => void reader.cancel().catch(() => {});
+  // An abort also ends a pause: a stalled peer cannot hold the end of the reading.
+  let aborted: (() => void) | undefined;
+  const abortedPromise = new Promise<void>((resolve) => aborted = resolve);
+  const stop = () => {
+    aborted?.();
+    reader.cancel().catch(() => {});
+  };
   signal?.addEventListener("abort", stop, { once: true });
   // The frames of one chunk; the handler can pause between them.
   const frames: Frame[] = [];
@@ -325,7 +363,7 @@ export async function readFrames(
   const deliver = async () => {
     for (let i = 0; i < frames.length && !signal?.aborted; i++) {
       const hold = onFrame(frames[i]!);
-      if (hold) await hold;
+      if (hold) await (signal ? Promise.race([hold, abortedPromise]) : hold);
     }
     frames.length = 0;
   };

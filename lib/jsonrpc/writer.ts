@@ -23,6 +23,35 @@ const BATCH_BYTES = 256 * 1024;
  */
 export const HIGH_WATER_BYTES = 1024 * 1024;
 
+/**
+ * One hold for several outputs: undefined when none of them holds, else a
+ * promise that settles when each of them has settled. A reader that feeds
+ * more than one output pauses until all of them have room again.
+ *
+ * @example
+ * ```ts
+ * import { holdAll } from "./writer.ts";
+ * if (holdAll(undefined, undefined) !== undefined) throw new Error();
+ * await holdAll(undefined, Promise.resolve());
+ * ```
+ */
+export function holdAll(...holds: (Promise<void> | undefined)[]): Promise<void> | undefined {
+  const waiting = holds.filter((hold) => hold !== undefined);
+  if (waiting.length <= 1) return waiting[0];
+  return Promise.all(waiting).then(() => {});
+}
+
+/** Options of {@linkcode MessageWriter}. */
+export interface MessageWriterOptions {
+  /** The backlog above which {@linkcode MessageWriter.hold} holds the readers. */
+  readonly highWaterBytes?: number;
+  /**
+   * What to write instead of a message that cannot be serialized (for a
+   * response: an error response for its id); undefined drops the message.
+   */
+  readonly replaceUnwritable?: (message: Message, error: Error) => Message | undefined;
+}
+
 interface Queued {
   /** One chunk, or (for a large message) the chunks of one message, in order. */
   readonly bytes: Uint8Array | Iterable<Uint8Array>;
@@ -61,9 +90,12 @@ export class MessageWriter {
   /** Settles when the backlog falls to half the high water. */
   #drained: { promise: Promise<void>; resolve: () => void } | undefined;
 
-  constructor(sink: WritableStream<Uint8Array>, options: { highWaterBytes?: number } = {}) {
+  readonly #replace: MessageWriterOptions["replaceUnwritable"];
+
+  constructor(sink: WritableStream<Uint8Array>, options: MessageWriterOptions = {}) {
     this.#writer = sink.getWriter();
     this.#highWater = options.highWaterBytes ?? HIGH_WATER_BYTES;
+    this.#replace = options.replaceUnwritable;
   }
 
   /** The bytes that wait for the sink. */
@@ -94,23 +126,43 @@ export class MessageWriter {
     }
   }
 
-  /** Queues one message. A write after {@linkcode close} or a broken sink is dropped. */
+  /**
+   * Queues one message. A write after {@linkcode close} or a broken sink is
+   * dropped. A message that cannot be serialized (a value nested too deep
+   * for JSON.stringify) is replaced by what `replaceUnwritable` gives, or
+   * dropped: it never throws and never stops the writer.
+   */
   write(message: Message): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    if (isLargeMessage(message)) {
-      // Its text is made slice by slice while the sink takes it.
-      return this.#enqueue(serializeInChunks(message), LARGE_BACKLOG_BYTES);
+    let queued = this.#serialize(message);
+    if (queued instanceof Error) {
+      const replacement = this.#replace?.(message, queued);
+      if (!replacement) return Promise.resolve();
+      queued = this.#serialize(replacement);
+      if (queued instanceof Error) return Promise.resolve();
     }
-    const body = encoder.encode(JSON.stringify(message));
-    if (body.length > BATCH_BYTES) {
-      // A large message and its newline go as two chunks, one after the
-      // other: joining them would copy the whole message once more.
-      return this.#enqueue([body, NEWLINE], body.length + 1);
+    return this.#enqueue(queued.bytes, queued.size);
+  }
+
+  #serialize(message: Message): { bytes: Uint8Array | Iterable<Uint8Array>; size: number } | Error {
+    try {
+      if (isLargeMessage(message)) {
+        // Its text is made slice by slice while the sink takes it.
+        return { bytes: serializeInChunks(message), size: LARGE_BACKLOG_BYTES };
+      }
+      const body = encoder.encode(JSON.stringify(message));
+      if (body.length > BATCH_BYTES) {
+        // A large message and its newline go as two chunks, one after the
+        // other: joining them would copy the whole message once more.
+        return { bytes: [body, NEWLINE], size: body.length + 1 };
+      }
+      const bytes = new Uint8Array(body.length + 1);
+      bytes.set(body);
+      bytes[body.length] = 0x0a;
+      return { bytes, size: bytes.length };
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
     }
-    const bytes = new Uint8Array(body.length + 1);
-    bytes.set(body);
-    bytes[body.length] = 0x0a;
-    return this.#enqueue(bytes, bytes.length);
   }
 
   #enqueue(bytes: Uint8Array | Iterable<Uint8Array>, size: number): Promise<void> {
@@ -127,13 +179,19 @@ export class MessageWriter {
       const first = this.#queue[0]!;
       if (!(first.bytes instanceof Uint8Array)) {
         this.#queue.shift();
-        for (const chunk of first.bytes) {
-          if (this.#broken) break;
-          try {
-            await this.#writer.write(chunk);
-          } catch {
-            this.#broken = true;
+        try {
+          for (const chunk of first.bytes) {
+            if (this.#broken) break;
+            try {
+              await this.#writer.write(chunk);
+            } catch {
+              this.#broken = true;
+            }
           }
+        } catch {
+          // The slices of a large message failed after its start: end its
+          // line, so the next message starts on a line of its own.
+          if (!this.#broken) await this.#writer.write(NEWLINE).catch(() => this.#broken = true);
         }
         this.#took(first.size);
         first.done();

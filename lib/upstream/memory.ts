@@ -193,7 +193,22 @@ export class MemoryLink implements UpstreamLink {
   }
 }
 
-/** Connects a fresh server of `factory` over a memory link. Never rejects. */
+/**
+ * Connects a fresh server of `factory` over a memory link. Never rejects.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/server";
+ * import { UpstreamClient } from "./client.ts";
+ * import { connectMemoryLink } from "./memory.ts";
+ *
+ * const link = await connectMemoryLink(() => new McpServer({ name: "s", version: "1" }));
+ * const client = new UpstreamClient(link, { clientInfo: { name: "c", version: "1" }, capabilities: {} });
+ * const discover = await client.discover(1000);
+ * if (link.isRemote || link.serverName !== "s" || !discover.supportedVersions) throw new Error();
+ * await client.close();
+ * ```
+ */
 export function connectMemoryLink(
   factory: ServerFactory,
   options?: MemoryLinkOptions,

@@ -62,17 +62,22 @@ export interface StdioOptions {
  * import { serveStdio } from "./serve.ts";
  *
  * const build = () => new McpServer({ name: "doc-example", version: "1.0.0" });
- * const input = ReadableStream.from([new TextEncoder().encode(
- *   '{"jsonrpc":"2.0","id":1,"method":"initialize","params":' +
- *     '{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}\n',
- * )]);
- * const chunks: string[] = [];
+ * // server/discover first: with the default discover "answer", the server answers it.
+ * const meta = {
+ *   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+ *   "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" },
+ *   "io.modelcontextprotocol/clientCapabilities": {},
+ * };
+ * const line = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: meta } });
+ * const input = ReadableStream.from([new TextEncoder().encode(line + "\n")]);
+ * let text = "";
  * const output = new WritableStream<Uint8Array>({
- *   write: (c) => void chunks.push(new TextDecoder().decode(c)),
+ *   write: (chunk) => void (text += new TextDecoder().decode(chunk)),
  * });
  * await serveStdio(build, { input, output, logLevel: "error" });
- * // The input ended before the result of initialize: a request in flight gets no response.
- * if (chunks.join("").includes('"error"')) throw new Error("unexpected error");
+ * // The end of the input waited for the request in flight: it got its result.
+ * const answer = JSON.parse(text);
+ * if (answer.id !== 1 || answer.result.supportedVersions[0] !== "2026-07-28") throw new Error(text);
  * ```
  */
 export async function serveStdio(

@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
-import { authorizationUrlIsValid } from "../../lib/auth/sign_in.ts";
+import { authorizationUrlIsValid } from "../../lib/auth/checks.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { call, leaks, setup, type World } from "./harness.ts";
 
@@ -143,6 +143,20 @@ Deno.test("another redirect error is sign_in_error with its code", async () => {
   try {
     const failure = await failsWith(call(world), "sign_in_error");
     strictEqual(failure.signIn?.detail, "temporarily_unavailable");
+  } finally {
+    await world.close();
+  }
+});
+
+Deno.test("a token request that fails is sign_in_failed with the step and the HTTP status", async () => {
+  const world = await setup();
+  world.provider.faults.token = 503;
+  try {
+    const failure = await failsWith(call(world), "sign_in_failed");
+    strictEqual(failure.signIn?.detail, "token request: HTTP status 503");
+    const [visit] = await Promise.all(world.visits);
+    ok(visit!.text.includes("did not complete"), visit!.text);
+    await noLeaks(world);
   } finally {
     await world.close();
   }

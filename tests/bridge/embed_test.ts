@@ -335,3 +335,24 @@ Deno.test("embed legacy path: an input round as a question, a list change before
   ]);
   await e.end();
 });
+
+Deno.test("embed first line: a UTF-8 byte order mark at the start of the input is skipped", async () => {
+  const e = new Embedded();
+  const init = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT });
+  await e.raw(new Uint8Array([0xef, 0xbb, 0xbf, ...enc.encode(init + "\n")]));
+  strictEqual(((await e.untilId(1))[0]!.result as Obj).protocolVersion, "2025-11-25");
+  await e.end();
+});
+
+Deno.test("embed legacy path: the request time limits do not apply over the memory link", async () => {
+  const e = new Embedded({
+    limits: { long_round_timeout_ms: 20, list_timeout_ms: 20, discover_timeout_ms: 20 },
+  });
+  await e.request(1, "initialize", INIT);
+  await e.untilId(1);
+  await e.request(2, "tools/call", { name: "slow", arguments: { ms: 150 } });
+  deepStrictEqual((await e.untilId(2)).at(-1)!.result, {
+    content: [{ type: "text", text: "slow done" }],
+  });
+  await e.end();
+});

@@ -1,7 +1,8 @@
 /** The front end in process, with small limits and a real upstream child. */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { MODERN_SERVER, RAW_SERVER } from "../process/helpers.ts";
+import { MODERN_SERVER } from "../process/helpers.ts";
+import { buildServer } from "../../scripts/embed_server.ts";
 import { startFrontend } from "./harness.ts";
 
 Deno.test("a request without a response in its limit gets timeout with the method and the limit", async () => {
@@ -28,7 +29,8 @@ Deno.test("a request without a response in its limit gets timeout with the metho
 });
 
 Deno.test("the in-flight limit is a named limit that tests can make smaller", async () => {
-  const t = startFrontend({ max_in_flight_requests: 2 }, MODERN_SERVER);
+  // Over the memory link: an SDK v2 server in process, no child to start.
+  const t = startFrontend({ max_in_flight_requests: 2 }, buildServer);
   await t.initialize();
   for (const id of [2, 3, 4]) {
     await t.send({
@@ -49,15 +51,16 @@ Deno.test("the in-flight limit is a named limit that tests can make smaller", as
 });
 
 Deno.test("no answers in the answer limit: input_timeout, and the questions get notifications/cancelled", async () => {
-  const t = startFrontend({ input_answer_timeout_ms: 300 }, RAW_SERVER("ok"));
-  await t.initialize({ roots: {} });
+  // Over the memory link: the limit of the client's answers applies there too.
+  const t = startFrontend({ input_answer_timeout_ms: 300 }, buildServer);
+  await t.initialize({ elicitation: { form: {} } });
   await t.send({
     jsonrpc: "2.0",
     id: 2,
     method: "tools/call",
-    params: { name: "ask", arguments: { sequence: [{ r: { method: "roots/list", params: {} } }] } },
+    params: { name: "confirm", arguments: {} },
   });
-  deepStrictEqual((await t.next()).method, "roots/list");
+  deepStrictEqual((await t.next()).method, "elicitation/create");
   deepStrictEqual(await t.next(), {
     jsonrpc: "2.0",
     method: "notifications/cancelled",

@@ -102,3 +102,26 @@ Deno.test("framer never holds more than the limit of one line", async () => {
   const grown = Deno.memoryUsage().rss - before;
   ok(grown < 32 << 20, `the RSS grew by ${grown} bytes`);
 });
+
+Deno.test("framer skips a byte order mark at the start of the stream, in any chunking", async () => {
+  const text = enc.encode('\ufeff{"a":1}\n\ufeff{"b":2}\n');
+  // Bytes, not text: a TextDecoder would remove the BOM itself.
+  const bytes = (frames: Frame[]) => frames.map((f) => f.kind === "line" ? [...f.bytes] : []);
+  const expected = [[...enc.encode('{"a":1}')], [...enc.encode('\ufeff{"b":2}')]];
+  deepStrictEqual(bytes(await frame([text], 100)), expected);
+  for (let cut = 1; cut < 4; cut++) {
+    deepStrictEqual(bytes(await frame(splitAt(text, [cut]), 100)), expected, `cut at ${cut}`);
+  }
+  deepStrictEqual(bytes(await frame([...text].map((b) => new Uint8Array([b])), 100)), expected);
+});
+
+Deno.test("framer keeps the bytes of a start that is only the beginning of a BOM", async () => {
+  const partial = [0xef, 0xbb, 0x41, 0x0a, 0xef, 0x0a];
+  const out = await frame([...partial].map((b) => new Uint8Array([b])), 100);
+  deepStrictEqual(out.map((f) => f.kind === "line" ? [...f.bytes] : []), [[0xef, 0xbb, 0x41], [
+    0xef,
+  ]]);
+  // A stream that is only part of a BOM ends with it as its last line.
+  const short = await frame([new Uint8Array([0xef, 0xbb])], 100);
+  deepStrictEqual(short.map((f) => f.kind === "line" ? [...f.bytes] : []), [[0xef, 0xbb]]);
+});

@@ -92,3 +92,28 @@ Deno.test("classify: a response keeps its message", () => {
   const got = classify({ jsonrpc: "2.0", id: "b-1", result: { x: 1 } });
   strictEqual(got.kind, "response");
 });
+
+Deno.test("decodeLine: invalid bytes are undefined, a real U+FFFD is text, a BOM stays", async () => {
+  const { decodeLine } = await import("../../lib/jsonrpc/parse.ts");
+  strictEqual(decodeLine(new Uint8Array([0x22, 0xff, 0x22])), undefined);
+  strictEqual(decodeLine(new Uint8Array([0x22, 0xe2, 0x82, 0x22])), undefined); // cut short
+  strictEqual(decodeLine(new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22])), undefined); // surrogate
+  strictEqual(decodeLine(enc.encode('"\ufffd é"')), '"\ufffd é"');
+  strictEqual(decodeLine(enc.encode("\ufeff{}")), "\ufeff{}");
+  // A U+FFFD next to invalid bytes is still invalid.
+  strictEqual(decodeLine(new Uint8Array([...enc.encode("\ufffd"), 0xc0])), undefined);
+});
+
+Deno.test("nesting depth: backslashes before a quote, and an open string", () => {
+  strictEqual(nestingDepth(enc.encode('["a\\\\",["b\\\\\\"]"]]'), 64), 2);
+  strictEqual(nestingDepth(enc.encode('[["\\\\"]]'), 64), 2);
+  strictEqual(nestingDepth(enc.encode('[["open'), 64), 2);
+});
+
+Deno.test("upstream lines: 2,000 levels pass, 2,001 are too deep", async () => {
+  const { UPSTREAM_MAX_DEPTH } = await import("../../lib/jsonrpc/parse.ts");
+  strictEqual(UPSTREAM_MAX_DEPTH, 2_000);
+  const at = (d: number) => enc.encode("[".repeat(d) + "]".repeat(d));
+  strictEqual(parseLine(at(2_000), UPSTREAM_MAX_DEPTH).ok, true);
+  deepStrictEqual(parseLine(at(2_001), UPSTREAM_MAX_DEPTH), { ok: false, cause: "too_deep" });
+});

@@ -40,3 +40,83 @@ Deno.test("a large result goes out in slices with the same bytes as one JSON tex
   deepStrictEqual(text, JSON.stringify(message) + "\n" + '{"jsonrpc":"2.0","method":"after"}\n');
   ok(chunks.length > 10, `${chunks.length} chunks`);
 });
+
+/** An object chain that V8 serializes on its recursive path (a member was deleted). */
+function deepDictionary(depth: number): Record<string, unknown> {
+  const root: Record<string, unknown> = { gone: 1 };
+  delete root.gone;
+  let node = root;
+  for (let i = 0; i < depth; i++) {
+    const next: Record<string, unknown> = { gone: 1 };
+    delete next.gone;
+    node.a = next;
+    node = next;
+  }
+  return root;
+}
+
+function collect(): { sink: WritableStream<Uint8Array>; text: () => string } {
+  const chunks: Uint8Array[] = [];
+  const sink = new WritableStream<Uint8Array>({ write: (c) => void chunks.push(c) });
+  return { sink, text: () => chunks.map((c) => new TextDecoder().decode(c)).join("") };
+}
+
+Deno.test("a message that JSON.stringify cannot write is replaced, and the writer goes on", async () => {
+  const { markLarge } = await import("../../lib/jsonrpc/large.ts");
+  const out = collect();
+  const seen: string[] = [];
+  const writer = new MessageWriter(out.sink, {
+    replaceUnwritable: (message, error) => {
+      seen.push(error.name);
+      return "id" in message
+        ? { jsonrpc: "2.0", id: message.id!, error: { code: -32603, message: "unwritable" } }
+        : undefined;
+    },
+  });
+  const deep = deepDictionary(100_000) as never;
+  await writer.write({ jsonrpc: "2.0", id: 1, result: deep });
+  const large = { big: "x".repeat(300_000), deep };
+  markLarge(large);
+  await writer.write({ jsonrpc: "2.0", id: 2, result: large });
+  await writer.write({ jsonrpc: "2.0", method: "deep", params: deep }); // dropped
+  await writer.write({ jsonrpc: "2.0", id: 3, result: {} });
+  await writer.close();
+  deepStrictEqual(out.text().split("\n"), [
+    '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"unwritable"}}',
+    '{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"unwritable"}}',
+    '{"jsonrpc":"2.0","id":3,"result":{}}',
+    "",
+  ]);
+  deepStrictEqual(seen, ["RangeError", "RangeError", "RangeError"]);
+});
+
+Deno.test("the sliced path writes the bytes of JSON.stringify: escapes, lone surrogates, pairs at a cut, deep values", async () => {
+  const { markLarge, serializeInChunks } = await import("../../lib/jsonrpc/large.ts");
+  const SLICE = 256 * 1024;
+  let deep: unknown = "leaf";
+  // Deeper than the replacer of JSON.stringify could go (about 2,700 levels).
+  for (let i = 0; i < 4_000; i++) deep = [deep];
+  const cases: Record<string, unknown>[] = [
+    { plain: "a".repeat(SLICE * 3 + 17) },
+    { escapes: 'q"\\\n\u0001'.repeat(SLICE / 2) },
+    { lone: "a".repeat(SLICE - 1) + "\ud800" + "b".repeat(SLICE) + "\udc00" },
+    { pair: "a".repeat(SLICE - 1) + "😀" + "é".repeat(SLICE) },
+    { list: ["x".repeat(SLICE + 1), 1, null, { k: "y".repeat(SLICE + 2) }], deep },
+  ];
+  for (const result of cases) {
+    markLarge(result as never);
+    const message = { jsonrpc: "2.0" as const, id: 7, result: result as never };
+    const before = JSON.stringify(message);
+    const chunks = [...serializeInChunks(message)];
+    const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) bytes.set(c, (at += c.length) - c.length);
+    deepStrictEqual(
+      new TextDecoder().decode(bytes) === before + "\n",
+      true,
+      Object.keys(result).join(),
+    );
+    // The message is the same after the call.
+    deepStrictEqual(JSON.stringify(message) === before, true);
+  }
+});

@@ -11,6 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { Client as ModernClient } from "@modelcontextprotocol/client";
@@ -120,6 +121,11 @@ Deno.test("embedded, v1 client (the VS Code side): every forwarded method, an in
   });
   let changes = 0;
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++);
+  const logs: unknown[] = [];
+  client.setNotificationHandler(
+    LoggingMessageNotificationSchema,
+    (n: { params: unknown }) => void logs.push(n.params),
+  );
   client.setRequestHandler(ElicitRequestSchema, (request: { params: Obj }) => {
     strictEqual(request.params.message, "Go on?");
     return { action: "accept", content: { ok: true } };
@@ -161,6 +167,8 @@ Deno.test("embedded, v1 client (the VS Code side): every forwarded method, an in
       })).completion.values,
       ["10", "11"],
     );
+    await client.callTool({ name: "log", arguments: { note: "n" } });
+    deepStrictEqual(logs, [{ level: "info", logger: "example", data: { note: "n" } }]);
     await client.subscribeResource({ uri: "example://readme" });
     await client.unsubscribeResource({ uri: "example://readme" });
     deepStrictEqual((await client.callTool({ name: "confirm", arguments: {} })).content, [{

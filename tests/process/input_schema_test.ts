@@ -69,9 +69,19 @@ Deno.test("the same $id compiles in each round and in the next call of the tool"
 });
 
 Deno.test("a schema that cannot be checked safely fails the request before a question", async (t) => {
+  // 24 anyOf of two references to the next: 2^24 paths (4 GB, then a crash).
+  const defs: Obj = { a24: { type: "string" } };
+  for (let i = 0; i < 24; i++) {
+    defs[`a${i}`] = { anyOf: [{ $ref: `#/$defs/a${i + 1}` }, { $ref: `#/$defs/a${i + 1}` }] };
+  }
   const cases: [string, Obj][] = [
     ["$async", { $async: true, type: "object", properties: NAME, required: ["name"] }],
     ["a $ref loop", { type: "object", properties: NAME, allOf: [{ $ref: "#" }] }],
+    ["a $ref loop under a property", {
+      type: "object",
+      properties: { name: { allOf: [{ $ref: "#/properties/name" }] } },
+    }],
+    ["2^24 paths", { type: "object", properties: { name: { $ref: "#/$defs/a0" } }, $defs: defs }],
   ];
   for (const [name, schema] of cases) {
     await t.step(name, async () => {
@@ -91,15 +101,25 @@ Deno.test("a schema that cannot be checked safely fails the request before a que
   }
 });
 
-Deno.test("a check that throws when it meets the answer gives invalid_client_answer", async () => {
+Deno.test("an answer whose check would take too long gives invalid_client_answer at once", async () => {
   await using bridge = await start();
-  const loop = { type: "object", properties: { name: { allOf: [{ $ref: "#/properties/name" }] } } };
-  await ask(bridge, 2, [{ k: formOf(loop) }]);
-  const { response, questions } = await answerAll(bridge, 2, { name: "Ada" });
-  strictEqual(questions, 1);
-  deepStrictEqual((response.error as Obj).data, { cause: "invalid_client_answer" });
+  // Two ways into each level of the answer: 2^depth paths for ajv.
+  const twice = {
+    type: "object",
+    properties: { name: { type: "string" } },
+    anyOf: [{ properties: { x: { $ref: "#" } } }, { properties: { x: { $ref: "#" } } }],
+  };
+  await ask(bridge, 2, [{ k: formOf(twice) }]);
+  const question = await bridge.next();
+  strictEqual(question?.method, "elicitation/create");
+  let content: Obj = { name: "Ada" };
+  for (let i = 0; i < 40; i++) content = { x: content };
+  await bridge.send({ jsonrpc: "2.0", id: question?.id, result: { action: "accept", content } });
   await bridge.request(3, "ping");
-  deepStrictEqual(await bridge.next(), { jsonrpc: "2.0", id: 3, result: {} });
+  const answers = [await bridge.next(2000), await bridge.next(2000)];
+  deepStrictEqual(answers.map((m) => m?.id).sort(), [2, 3]);
+  const response = answers.find((m) => m?.id === 2)!;
+  deepStrictEqual((response.error as Obj).data, { cause: "invalid_client_answer" });
 });
 
 Deno.test("a pattern with catastrophic backtracking does not stall the bridge", async () => {

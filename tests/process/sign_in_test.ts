@@ -261,6 +261,17 @@ Deno.test("process: --no-browser logs the start URL and starts no browser", asyn
     const response = await init;
     ok(response.result, JSON.stringify(response));
     strictEqual(await w.opens(), 0);
+    await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await bridge.request(2, "tools/call", { name: "echo", arguments: { text: "raw" } });
+    const called = await bridge.response(2);
+    ok(called.result, JSON.stringify(called));
+    strictEqual(await bridge.exit(), 0);
+    // Every byte of stdout and stderr.
+    deepStrictEqual(w.leaks(bridge.stdout + bridge.stderr), []);
+    ok(
+      w.resource.tokensSeen.size > 0 && w.provider.secrets.size >= 3,
+      "the scan had secrets to look for",
+    );
   } finally {
     await w.close();
   }

@@ -115,3 +115,61 @@ Deno.test("memory link under the front end: a log message of a request reaches t
   assertEquals(messages.length, 2);
   assertEquals(await h.close(), 0);
 });
+
+Deno.test("memory link under the front end: a subscribed resource's update comes before the result of the call", async () => {
+  const h = startFrontend({}, buildServer);
+  await h.initialize();
+  await h.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  for (let i = 0; i < 3; i++) await h.next(); // one event per list at the first acknowledgment
+  await h.send({
+    jsonrpc: "2.0",
+    id: "s",
+    method: "resources/subscribe",
+    params: { uri: "example://readme" },
+  });
+  assertEquals((await h.untilId("s")).at(-1)!.result, {});
+  const messages = await h.call("t", "touch", { uri: "example://readme" });
+  assertEquals(messages[0], {
+    jsonrpc: "2.0",
+    method: "notifications/resources/updated",
+    params: { uri: "example://readme" },
+  });
+  assertEquals(messages.length, 2);
+  assertEquals(await h.close(), 0);
+});
+
+Deno.test("memory link: a bridge that holds its frames holds the server's sends (back pressure)", async () => {
+  let sent = 0;
+  const factory = () => {
+    const server = new McpServer({ name: "flood", version: "1" }, {
+      capabilities: { logging: {} },
+    });
+    server.registerTool("flood", {}, async (ctx) => {
+      for (let i = 0; i < 100; i++) {
+        await ctx.mcpReq.log("info", { i });
+        sent++;
+      }
+      return { content: [] };
+    });
+    return server;
+  };
+  let release!: () => void;
+  let held: Promise<void> | undefined = new Promise((resolve) => release = resolve);
+  let logs = 0;
+  const link = await connectMemoryLink(factory);
+  const client = new UpstreamClient(link, {
+    ...CLIENT,
+    onLogMessage: () => void logs++,
+    hold: () => logs > 0 ? held : undefined,
+  });
+  await client.discover(1000);
+  const call = client.request("tools/call", { name: "flood" }, { logLevel: "info" });
+  await new Promise((r) => setTimeout(r, 100));
+  // One message went through; the next send of the server waits for the bridge.
+  assertEquals([logs, sent], [1, 1]);
+  held = undefined;
+  release();
+  await call;
+  assertEquals([logs, sent], [100, 100]);
+  await client.close();
+});

@@ -1,0 +1,42 @@
+/**
+ * The checks of an authorization URL before the browser gets it, and the
+ * random `state` of a sign-in.
+ *
+ * @module
+ */
+
+/** A random value for `state` (192 bits, base64url). */
+export function randomState(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
+    .replaceAll("=", "");
+}
+
+/** True for a loopback host name: 127.0.0.0/8, `[::1]`, `localhost`. */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/**
+ * The checks of an authorization URL before the browser gets it: https (or
+ * http on a loopback host), our `state` and redirect URI, PKCE S256.
+ *
+ * @example
+ * ```ts
+ * import { authorizationUrlIsValid } from "./checks.ts";
+ * const url = new URL(
+ *   "https://as.example/authorize?response_type=code&state=s&redirect_uri=r&code_challenge=c&code_challenge_method=S256",
+ * );
+ * if (!authorizationUrlIsValid(url, "s", "r")) throw new Error();
+ * if (authorizationUrlIsValid(url, "other", "r")) throw new Error();
+ * ```
+ */
+export function authorizationUrlIsValid(url: URL, state: string, redirectUri: string): boolean {
+  const secure = url.protocol === "https:" ||
+    (url.protocol === "http:" && isLoopbackHost(url.hostname));
+  const params = url.searchParams;
+  return secure && url.username === "" && url.password === "" &&
+    params.get("state") === state && params.get("redirect_uri") === redirectUri &&
+    params.get("code_challenge_method") === "S256" && (params.get("code_challenge") ?? "") !== "" &&
+    params.get("response_type") === "code";
+}

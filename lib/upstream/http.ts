@@ -23,7 +23,6 @@
  */
 
 import { scanIdFromHead } from "../jsonrpc/id_scan.ts";
-import { LARGE_MESSAGE_BYTES, markLarge } from "../jsonrpc/large.ts";
 import {
   isObject,
   type Json,
@@ -34,7 +33,8 @@ import {
 import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
-import { NotTextError, readBounded, readBoundedText, readEvents, TooLargeError } from "./sse.ts";
+import { readBounded, readEvents, TooLargeError } from "./sse.ts";
+import { toUpstreamFrame } from "./stdio.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -59,7 +59,6 @@ const CLOSE_GRACE_MS = 250;
 const MAX_REDIRECTS = 3;
 /** How many challenges one request answers before it is refused. */
 const MAX_CHALLENGES = 3;
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** The JSON media type of a Content-Type header, or the text stream type, or undefined. */
 function mediaType(header: string | null): string | undefined {
@@ -67,17 +66,14 @@ function mediaType(header: string | null): string | undefined {
   return header.split(";", 1)[0]!.trim().toLowerCase();
 }
 
-/** Parses one message (bytes or text); undefined when it is not a JSON object. */
-function parseMessage(data: Uint8Array | string): JsonObject | undefined {
-  try {
-    const value = JSON.parse(typeof data === "string" ? data : decoder.decode(data)) as Json;
-    if (!isObject(value)) return undefined;
-    // A large result is written to the client in slices.
-    if (data.length > LARGE_MESSAGE_BYTES) markLarge(value.result);
-    return value;
-  } catch {
-    return undefined;
-  }
+/**
+ * Parses one message (a JSON body, the data of an event) with the rules of a
+ * line of a stdio server: UTF-8, JSON, the nesting limit of the upstream, a
+ * large result marked for the writer. Undefined when it is not a JSON object.
+ */
+function parseMessage(bytes: Uint8Array): JsonObject | undefined {
+  const frame = toUpstreamFrame(bytes);
+  return frame.kind === "message" ? frame.value : undefined;
 }
 
 /** True for the response (result or error) of the request `id`. */
@@ -270,9 +266,8 @@ class HttpLink implements UpstreamLink {
     } catch (error) {
       if (signal.aborted || this.#closed) return;
       if (error instanceof UpstreamFailure) await fail(error);
-      else if (error instanceof TooLargeError || error instanceof NotTextError) {
-        await fail(new UpstreamFailure("invalid_response"));
-      } else await fail(new UpstreamFailure("transport_failed"));
+      else if (error instanceof TooLargeError) await fail(new UpstreamFailure("invalid_response"));
+      else await fail(new UpstreamFailure("transport_failed"));
     }
   }
 
@@ -300,7 +295,7 @@ class HttpLink implements UpstreamLink {
         await body.cancel().catch(() => {});
         throw new TooLargeError(limit);
       }
-      const message = parseMessage(await readBoundedText(body, limit));
+      const message = parseMessage(await readBounded(body, limit));
       if (!message) throw new UpstreamFailure("invalid_response");
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);

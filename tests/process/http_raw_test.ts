@@ -115,6 +115,12 @@ Deno.test("http: a body that is not valid JSON, a 2xx that is not JSON or SSE, a
     if (mode === "bad-json") {
       return new Response("{not json", { headers: { "content-type": "application/json" } });
     }
+    if (mode === "deep") {
+      const deep = "[".repeat(3000) + "]".repeat(3000);
+      return new Response(`{"jsonrpc":"2.0","id":${m.id},"result":{"x":${deep}}}`, {
+        headers: { "content-type": "application/json" },
+      });
+    }
     if (mode === "html") {
       return new Response("<html>", { headers: { "content-type": "text/html" } });
     }
@@ -148,6 +154,8 @@ Deno.test("http: a body that is not valid JSON, a 2xx that is not JSON or SSE, a
   // An event without a message: the stream ends before the response.
   deepStrictEqual((await call(4, "bad-event")).data, { cause: "transport_failed" });
   deepStrictEqual(await call(5, "rpc-400"), { code: -32020, message: "header mismatch" });
+  // Deeper than the nesting limit of the upstream: the bridge could not write it.
+  deepStrictEqual((await call(6, "deep")).data, { cause: "invalid_response" });
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge);
 });

@@ -295,7 +295,12 @@ class HttpLink implements UpstreamLink {
         await body.cancel().catch(() => {});
         throw new TooLargeError(limit);
       }
-      const message = parseMessage(await readBounded(body, limit));
+      // A body of a known length within the limit is read natively (HTTP
+      // framing stops it at that length); another one is counted as it comes.
+      const bytes = Number.isSafeInteger(length)
+        ? new Uint8Array(await response.arrayBuffer())
+        : await readBounded(body, limit);
+      const message = parseMessage(bytes);
       if (!message) throw new UpstreamFailure("invalid_response");
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);

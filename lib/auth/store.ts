@@ -120,9 +120,12 @@ export class TokenStore {
         // mkdir keeps the mode of a directory that exists, and the umask cuts it.
         if ((info.mode ?? 0) & 0o077) await Deno.chmod(dir, 0o700);
       }
-      const probe = join(dir, `.probe-${crypto.randomUUID()}`);
+      // One fixed name: a bridge killed between the two calls leaves one empty file, not many.
+      const probe = join(dir, ".write-probe");
       await Deno.writeFile(probe, new Uint8Array(), { mode: 0o600 });
-      await Deno.remove(probe);
+      await Deno.remove(probe).catch((error) => {
+        if (!isNotFound(error)) throw error; // a parallel bridge removed it first
+      });
     } catch {
       throw new StoreError(`the token store ${dir} does not open`);
     }

@@ -13,6 +13,7 @@ import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import type { Logger } from "./log.ts";
 import type { Quirks } from "./profile.ts";
 import { normalizeArrayItems } from "./items_rule.ts";
+import { materializeJson, skeletonOf } from "../jsonrpc/skeleton.ts";
 import { SERVER_INFO_KEY } from "../upstream/envelope.ts";
 import { type IconRule, isDataIcon, LIST_METHODS } from "./translate.ts";
 
@@ -93,7 +94,10 @@ export function fixToolCall(result: JsonObject, quirks: Quirks): void {
     structured !== undefined && structured !== null &&
     !content.some((block) => isObject(block) && block.type === "text")
   ) {
-    content.push({ type: "text", text: JSON.stringify(structured) });
+    const text = JSON.stringify(structured);
+    // The long strings of a large result are placeholders: the mirror needs them whole.
+    const sk = skeletonOf(result);
+    content.push({ type: "text", text: sk ? materializeJson(text, sk) : text });
   }
 }
 

@@ -16,7 +16,8 @@
  */
 
 import { isUtf8 } from "node:buffer";
-import type { Json } from "./message.ts";
+import { isObject, type Json, type JsonObject } from "./message.ts";
+import { nestingDepth } from "./parse.ts";
 
 /** A string with at least this many bytes between its quotes stays as bytes. */
 export const LONG_STRING_BYTES = 64 * 1024;
@@ -132,7 +133,10 @@ function prefixEnd(line: Uint8Array, start: number, end: number): number {
  * if (out !== text + "\n") throw new Error();
  * ```
  */
-export function parseSkeleton(line: Uint8Array): Skeleton | "invalid" | undefined {
+export function parseSkeleton(
+  line: Uint8Array,
+  maxDepth = Infinity,
+): Skeleton | "invalid" | undefined {
   const ranges: [number, number][] = [];
   const parts: Uint8Array[] = [];
   const marker = `\u0001${crypto.randomUUID()}:`;
@@ -161,11 +165,39 @@ export function parseSkeleton(line: Uint8Array): Skeleton | "invalid" | undefine
     text.set(part, offset);
     offset += part.length;
   }
+  // The nesting of the line is the nesting of its skeleton, which is small to scan.
+  if (maxDepth !== Infinity && nestingDepth(text, maxDepth) === Infinity) return "invalid";
   try {
     return { value: JSON.parse(decoder.decode(text)), line, ranges, marker };
   } catch {
     return "invalid";
   }
+}
+
+/** The skeleton of each result that came from a skeleton, for the writer and the rules. */
+const skeletons = new WeakMap<object, Skeleton>();
+
+/** The skeleton that a result (or another value of a message) came from. */
+export function skeletonOf(value: Json | undefined): Skeleton | undefined {
+  return typeof value === "object" && value !== null ? skeletons.get(value) : undefined;
+}
+
+/**
+ * Parses a large message of the upstream server as a skeleton: its result
+ * keeps the skeleton for the writer. Undefined for a line without a long
+ * string (parse it as usual); `"invalid"` for a line that is not valid JSON,
+ * is deeper than `maxDepth` or is not an object.
+ */
+export function parseLargeMessage(
+  line: Uint8Array,
+  maxDepth: number,
+): JsonObject | "invalid" | undefined {
+  const sk = parseSkeleton(line, maxDepth);
+  if (sk === undefined || sk === "invalid") return sk;
+  if (!isObject(sk.value)) return "invalid";
+  const result = sk.value.result;
+  if (typeof result === "object" && result !== null) skeletons.set(result, sk);
+  return sk.value;
 }
 
 /**

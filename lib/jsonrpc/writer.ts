@@ -5,7 +5,8 @@
  */
 
 import { isLargeMessage, serializeInChunks } from "./large.ts";
-import type { Message } from "./message.ts";
+import type { Json, Message } from "./message.ts";
+import { serializeSkeleton, skeletonOf } from "./skeleton.ts";
 
 const encoder = new TextEncoder();
 const NEWLINE = new Uint8Array([0x0a]);
@@ -146,6 +147,11 @@ export class MessageWriter {
 
   #serialize(message: Message): { bytes: Uint8Array | Iterable<Uint8Array>; size: number } | Error {
     try {
+      const sk = skeletonOf((message as { result?: Json }).result);
+      if (sk) {
+        // The long strings go out as the bytes of the line they came in.
+        return { bytes: serializeSkeleton(message, sk), size: LARGE_BACKLOG_BYTES };
+      }
       if (isLargeMessage(message)) {
         // Its text is made slice by slice while the sink takes it.
         return { bytes: serializeInChunks(message), size: LARGE_BACKLOG_BYTES };

@@ -30,11 +30,11 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
+import { decodeUpstream } from "./decode.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
 import { readBounded, readEvents, TooLargeError } from "./sse.ts";
-import { toUpstreamFrame } from "./stdio.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -64,16 +64,6 @@ const MAX_CHALLENGES = 3;
 function mediaType(header: string | null): string | undefined {
   if (header === null) return undefined;
   return header.split(";", 1)[0]!.trim().toLowerCase();
-}
-
-/**
- * Parses one message (a JSON body, the data of an event) with the rules of a
- * line of a stdio server: UTF-8, JSON, the nesting limit of the upstream, a
- * large result marked for the writer. Undefined when it is not a JSON object.
- */
-function parseMessage(bytes: Uint8Array): JsonObject | undefined {
-  const frame = toUpstreamFrame(bytes);
-  return frame.kind === "message" ? frame.value : undefined;
 }
 
 /** True for the response (result or error) of the request `id`. */
@@ -280,7 +270,7 @@ class HttpLink implements UpstreamLink {
       if (status === 400 && body && type === "application/json") {
         // Revision 2026-07-28 answers a request that it refuses with a 400
         // and the JSON-RPC error of that request: the error goes on.
-        const message = parseMessage(await readBounded(body, limit));
+        const message = decodeUpstream(await readBounded(body, limit));
         if (message && isResponseOf(message, id)) {
           await this.#deliver({ kind: "message", value: message }, exchange);
           return;
@@ -300,7 +290,7 @@ class HttpLink implements UpstreamLink {
       const bytes = Number.isSafeInteger(length)
         ? new Uint8Array(await response.arrayBuffer())
         : await readBounded(body, limit);
-      const message = parseMessage(bytes);
+      const message = decodeUpstream(bytes);
       if (!message) throw new UpstreamFailure("invalid_response");
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);
@@ -313,7 +303,7 @@ class HttpLink implements UpstreamLink {
     }
     for await (const event of readEvents(body, limit)) {
       if (event.event !== "message") continue;
-      const message = parseMessage(event.data);
+      const message = decodeUpstream(event.data);
       if (!message) {
         // As a line of a stdio server: the request named in it fails.
         const scan = scanIdFromHead(event.data);

@@ -7,10 +7,9 @@
  */
 
 import { readFrames } from "../jsonrpc/framer.ts";
-import { LARGE_MESSAGE_BYTES, markLarge } from "../jsonrpc/large.ts";
 import { scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
-import { isObject, type Message } from "../jsonrpc/message.ts";
-import { parseLine, UPSTREAM_MAX_DEPTH } from "../jsonrpc/parse.ts";
+import type { Message } from "../jsonrpc/message.ts";
+import { decodeUpstream } from "./decode.ts";
 import { MessageWriter } from "../jsonrpc/writer.ts";
 import { UpstreamFailure } from "./failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
@@ -40,17 +39,13 @@ export interface StdioLinkOptions {
 export const PDEATHSIG_WRAPPER: readonly string[] = ["setpriv", "--pdeathsig", "TERM", "--"];
 
 /**
- * Parses one upstream line; an invalid line keeps the id that a scan finds in
- * it. A line nested deeper than {@linkcode UPSTREAM_MAX_DEPTH} is invalid: the
- * bridge could not write it to the client, so it fails only its own request.
+ * Parses one upstream line ({@linkcode decodeUpstream}: the nesting limit and
+ * the skeleton of a large line); an invalid line keeps the id that a scan
+ * finds in it, so it fails only its own request.
  */
 export function toUpstreamFrame(bytes: Uint8Array): UpstreamFrame {
-  const parsed = parseLine(bytes, UPSTREAM_MAX_DEPTH);
-  if (parsed.ok && isObject(parsed.value)) {
-    // A large result is written to the client in slices.
-    if (bytes.length > LARGE_MESSAGE_BYTES) markLarge(parsed.value.result);
-    return { kind: "message", value: parsed.value };
-  }
+  const value = decodeUpstream(bytes);
+  if (value) return { kind: "message", value };
   const head = scanIdFromHead(bytes);
   const scan = head.found ? head : scanIdFromTail(bytes);
   return { kind: "invalid", id: scan.found ? scan.id : null };

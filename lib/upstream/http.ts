@@ -9,11 +9,12 @@
  * (`StreamableHTTPClientTransport` of `@modelcontextprotocol/client` 2.4.0):
  * the headers of a POST and their values, the media types it accepts, a 400
  * with the JSON-RPC error of the request delivered as that error, and a
- * 202 for a notification. What it does not take, and why: the transport
- * reads a JSON body and each SSE event without a limit, validates each
- * message against the schemas (the bridge repairs results instead), follows
- * redirects to other paths of the origin with the headers of the user, and
- * owns the OAuth flow (here a {@linkcode TokenSource} does).
+ * 202 for a notification, and a 307/308 followed only within the origin.
+ * What it does not take, and why: the transport reads a JSON body and each
+ * SSE event without a limit, validates each message against the schemas
+ * (the bridge repairs results instead), keeps sessions and a GET stream
+ * (revision 2026-07-28 has neither), and owns the OAuth flow (here a
+ * {@linkcode TokenSource} does).
  *
  * A failure never names the URL (its path or query can hold a key), a
  * header value or a token: it carries only its kind and the HTTP status.
@@ -33,7 +34,7 @@ import { decodeUpstream } from "./decode.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
-import { NotTextError, readBounded, readBoundedText, readEvents, TooLargeError } from "./sse.ts";
+import { readBounded, readEvents, TooLargeError } from "./sse.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -54,6 +55,8 @@ export interface HttpLinkOptions {
 
 /** How long the close waits for the notifications in flight (a cancellation). */
 const CLOSE_GRACE_MS = 250;
+/** How many redirects within the origin one POST follows. */
+const MAX_REDIRECTS = 3;
 /** How many challenges one request answers before it is refused. */
 const MAX_CHALLENGES = 3;
 
@@ -63,7 +66,6 @@ function mediaType(header: string | null): string | undefined {
   return header.split(";", 1)[0]!.trim().toLowerCase();
 }
 
-/** Parses one message (bytes or text); undefined when it is not a JSON object. */
 /** True for the response (result or error) of the request `id`. */
 function isResponseOf(message: JsonObject, id: Json): boolean {
   return message.id === id && typeof message.method !== "string" &&
@@ -195,15 +197,7 @@ class HttpLink implements UpstreamLink {
       const headers = this.#headers(message);
       const token = await source?.authorization(signal);
       if (token !== undefined) headers.set("authorization", token);
-      const response = await fetch(this.#o.url, {
-        method: "POST",
-        headers,
-        body,
-        signal,
-        // A redirect could carry the headers of the user to another place.
-        redirect: "manual",
-        ...(this.#o.client && { client: this.#o.client }),
-      });
+      const response = await this.#fetchWithinOrigin(headers, body, signal);
       const status = response.status;
       if ((status !== 401 && status !== 403) || !source) return response;
       const wwwAuthenticate = response.headers.get("www-authenticate") ?? undefined;
@@ -220,6 +214,38 @@ class HttpLink implements UpstreamLink {
     }
   }
 
+  /**
+   * One POST that follows a 307 or 308 to the same origin (as the SDK v2
+   * client does by default), at most a few times. A redirect to another
+   * origin is not followed: it would carry the headers of the user and the
+   * token there. Its 3xx fails the request with its status.
+   */
+  async #fetchWithinOrigin(headers: Headers, body: string, signal: AbortSignal): Promise<Response> {
+    let url = this.#o.url;
+    for (let hop = 0;; hop++) {
+      const response = await fetch(url, {
+        method: "POST",
+        headers,
+        body,
+        signal,
+        redirect: "manual",
+        ...(this.#o.client && { client: this.#o.client }),
+      });
+      if ((response.status !== 307 && response.status !== 308) || hop >= MAX_REDIRECTS) {
+        return response;
+      }
+      let next: URL;
+      try {
+        next = new URL(response.headers.get("location") ?? "", url);
+      } catch {
+        return response;
+      }
+      if (next.origin !== this.#o.url.origin) return response;
+      await response.body?.cancel().catch(() => {});
+      url = next;
+    }
+  }
+
   async #request(message: JsonObject, id: Json, exchange: Exchange): Promise<void> {
     const { signal } = exchange.controller;
     const fail = (failure: UpstreamFailure) =>
@@ -230,9 +256,8 @@ class HttpLink implements UpstreamLink {
     } catch (error) {
       if (signal.aborted || this.#closed) return;
       if (error instanceof UpstreamFailure) await fail(error);
-      else if (error instanceof TooLargeError || error instanceof NotTextError) {
-        await fail(new UpstreamFailure("invalid_response"));
-      } else await fail(new UpstreamFailure("transport_failed"));
+      else if (error instanceof TooLargeError) await fail(new UpstreamFailure("invalid_response"));
+      else await fail(new UpstreamFailure("transport_failed"));
     }
   }
 
@@ -260,7 +285,12 @@ class HttpLink implements UpstreamLink {
         await body.cancel().catch(() => {});
         throw new TooLargeError(limit);
       }
-      const message = decodeUpstream(await readBoundedText(body, limit));
+      // A body of a known length within the limit is read natively (HTTP
+      // framing stops it at that length); another one is counted as it comes.
+      const bytes = Number.isSafeInteger(length)
+        ? new Uint8Array(await response.arrayBuffer())
+        : await readBounded(body, limit);
+      const message = decodeUpstream(bytes);
       if (!message) throw new UpstreamFailure("invalid_response");
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);

@@ -80,58 +80,6 @@ export async function readBounded(
   return concatBytes(chunks, length);
 }
 
-/** A body that is not valid UTF-8. */
-export class NotTextError extends Error {
-  override name = "NotTextError";
-}
-
-function decode(decoder: TextDecoder, bytes?: Uint8Array): string {
-  try {
-    return bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode();
-  } catch {
-    throw new NotTextError("the body is not valid UTF-8");
-  }
-}
-
-/**
- * Reads a whole body of at most `limit` bytes as UTF-8 text, decoding each
- * chunk as it comes: the bytes of a chunk are dropped once decoded, so a
- * large body is never in memory twice as bytes. Throws
- * {@linkcode TooLargeError} as soon as the body is longer, and
- * {@linkcode NotTextError} for bytes that are not UTF-8.
- *
- * @example
- * ```ts
- * import { readBoundedText } from "./sse.ts";
- * if (await readBoundedText(new Response("{}").body!, 10) !== "{}") throw new Error();
- * ```
- */
-export async function readBoundedText(
-  body: ReadableStream<Uint8Array>,
-  limit: number,
-): Promise<string> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  const pieces: string[] = [];
-  let length = 0;
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      length += value.length;
-      if (length > limit) {
-        reader.cancel().catch(() => {});
-        throw new TooLargeError(limit);
-      }
-      pieces.push(decode(decoder, value));
-    }
-    pieces.push(decode(decoder));
-  } finally {
-    reader.releaseLock();
-  }
-  return pieces.join("");
-}
-
 /** The state of one event while its lines come in. */
 class EventBuilder {
   event = "";

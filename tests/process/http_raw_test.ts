@@ -115,6 +115,12 @@ Deno.test("http: a body that is not valid JSON, a 2xx that is not JSON or SSE, a
     if (mode === "bad-json") {
       return new Response("{not json", { headers: { "content-type": "application/json" } });
     }
+    if (mode === "deep") {
+      const deep = "[".repeat(3000) + "]".repeat(3000);
+      return new Response(`{"jsonrpc":"2.0","id":${m.id},"result":{"x":${deep}}}`, {
+        headers: { "content-type": "application/json" },
+      });
+    }
     if (mode === "html") {
       return new Response("<html>", { headers: { "content-type": "text/html" } });
     }
@@ -148,6 +154,8 @@ Deno.test("http: a body that is not valid JSON, a 2xx that is not JSON or SSE, a
   // An event without a message: the stream ends before the response.
   deepStrictEqual((await call(4, "bad-event")).data, { cause: "transport_failed" });
   deepStrictEqual(await call(5, "rpc-400"), { code: -32020, message: "header mismatch" });
+  // Deeper than the nesting limit of the upstream: the bridge could not write it.
+  deepStrictEqual((await call(6, "deep")).data, { cause: "invalid_response" });
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge);
 });
@@ -225,8 +233,11 @@ Deno.test("http: each status row of the listen table", async () => {
     await using bridge = new UrlBridge([...ARGS, upstream.url], ENV);
     await bridge.initialize();
     await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    // The first wait is 0.5 s: a retry row has its second stream soon after.
-    const deadline = Date.now() + (row === "retry" ? 5000 : 1500);
+    const first = Date.now() + 10_000;
+    while (Date.now() < first && listens < 1) await new Promise((r) => setTimeout(r, 20));
+    // The first wait is 0.5 s: a retry row has its second stream soon after;
+    // a stop row has none in three times that wait.
+    const deadline = Date.now() + (row === "retry" ? 10_000 : 1500);
     while (Date.now() < deadline && listens < 2) await new Promise((r) => setTimeout(r, 20));
     strictEqual(listens, row === "retry" ? 2 : 1, `status ${status}`);
     strictEqual(await bridge.exit(), 0);
@@ -309,4 +320,33 @@ Deno.test("http: tools/call of a tool with x-mcp-header gets the Mcp-Param heade
   strictEqual(call.headers.get("mcp-param-count"), "3");
   strictEqual(call.headers.get("mcp-param-flag"), "true");
   strictEqual(await bridge.exit(), 0);
+});
+
+Deno.test("http: a 307 within the origin is followed; a redirect to another origin is not", async () => {
+  await using other = serveMcp(() => undefined);
+  await using upstream = serveMcp((m, request) => {
+    if (m.method !== "tools/call") return undefined;
+    const where = (m.params?.arguments as { where: string }).where;
+    if (new URL(request.url).pathname === "/moved") {
+      return result(m, { content: [{ type: "text", text: "moved here" }] });
+    }
+    const location = where === "same" ? "/moved" : other.url;
+    return new Response(null, { status: 307, headers: { location } });
+  });
+  await using bridge = new UrlBridge([...ARGS, upstream.url], ENV);
+  await bridge.initialize();
+  await bridge.request(1, "tools/call", { name: "x", arguments: { where: "same" } });
+  deepStrictEqual((await bridge.response(1)).result, {
+    content: [{ type: "text", text: "moved here" }],
+  });
+  const moved = upstream.seen.at(-1)!;
+  strictEqual(moved.headers.get("authorization"), ENV.TEST_TOKEN);
+  await bridge.request(2, "tools/call", { name: "x", arguments: { where: "other" } });
+  deepStrictEqual(errorOf(await bridge.response(2)).data, {
+    cause: "transport_failed",
+    detail: "HTTP status 307",
+  });
+  strictEqual(other.seen.length, 0, "the other origin got nothing");
+  strictEqual(await bridge.exit(), 0);
+  assertNoSecret(bridge);
 });

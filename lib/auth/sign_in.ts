@@ -66,6 +66,10 @@ export class SignIn implements TokenSource {
   #flight: Promise<void> | undefined;
   #refreshing: Promise<string | undefined> | undefined;
   #lastSent: string | undefined;
+  /** The tokens of the store while they stay usable; a challenge forgets them. */
+  #usable: StoredTokens | undefined;
+  /** The store had no tokens at the last read, and no challenge came since. */
+  #empty = false;
   #waiters: (() => void)[] = [];
 
   constructor(settings: SignInSettings) {
@@ -85,11 +89,26 @@ export class SignIn implements TokenSource {
   }
 
   async authorization(signal: AbortSignal): Promise<string | undefined> {
+    // A token that stays usable for more than the refresh margin is used as it
+    // is, without a read of the store for each request; a challenge forgets it.
+    const known = this.#usable;
+    if (known !== undefined && usable(known)) {
+      this.#lastSent = known.accessToken;
+      return `Bearer ${known.accessToken}`;
+    }
+    this.#usable = undefined;
+    // A server that needs no sign-in never challenges: its requests go without a token, and
+    // without a read of the empty store each time. Another bridge's sign-in shows at the next
+    // challenge, which reads the store again.
+    if (this.#empty) return (this.#lastSent = undefined);
     const entry = await this.#settings.store.read(this.#settings.serverUrl);
     const tokens = entry.tokens;
+    this.#empty = tokens === undefined;
     let access: string | undefined;
-    if (tokens !== undefined && usable(tokens)) access = tokens.accessToken;
-    else if (tokens?.refreshToken !== undefined) access = await this.#refresh(tokens, signal);
+    if (tokens !== undefined && usable(tokens)) {
+      access = tokens.accessToken;
+      this.#usable = tokens;
+    } else if (tokens?.refreshToken !== undefined) access = await this.#refresh(tokens, signal);
     this.#lastSent = access;
     return access === undefined ? undefined : `Bearer ${access}`;
   }
@@ -99,6 +118,8 @@ export class SignIn implements TokenSource {
     attempt: number,
     signal: AbortSignal,
   ): Promise<ChallengeOutcome> {
+    this.#usable = undefined;
+    this.#empty = false;
     const params = extractWWWAuthenticateParams(
       new Response(null, {
         status: challenge.status,

@@ -150,7 +150,12 @@ export class MessageWriter {
     }
     this.#backlog += queued.size;
     this.#queue.push({ body: queued.body, size: queued.size, done });
-    if (!this.#flushing) this.#flush();
+    if (!this.#flushing) {
+      // The flush starts after the current task and its microtasks: the
+      // messages that they write go out in the same chunk, one write for all.
+      this.#flushing = true;
+      queueMicrotask(() => this.#flush());
+    }
     return true;
   }
 

@@ -165,9 +165,25 @@ Deno.test("send and write keep one order; a batch is one chunk of whole lines", 
   }
   release();
   await writer.close();
-  // The first message went alone; the 19 that waited went in one chunk.
-  deepStrictEqual(chunks.length, 2);
+  // The flush starts after the task that wrote them: the 20 lines went in one chunk.
+  deepStrictEqual(chunks.length, 1);
   const lines = chunks.join("").split("\n").filter(Boolean);
   deepStrictEqual(lines.map((l) => JSON.parse(l).params.i), [...Array(20).keys()]);
   deepStrictEqual(done, [0, 3, 6, 9, 12, 15, 18]);
+});
+
+Deno.test("the messages of one task go out in one write; a later task gets its own", async () => {
+  const chunks: string[] = [];
+  const writer = new MessageWriter(
+    new WritableStream<Uint8Array>({
+      write: (chunk) => void chunks.push(new TextDecoder().decode(chunk)),
+    }),
+  );
+  for (let i = 0; i < 5; i++) writer.send({ jsonrpc: "2.0", method: "a", params: { i } });
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  writer.send({ jsonrpc: "2.0", method: "b" });
+  await writer.close();
+  deepStrictEqual(chunks.length, 2);
+  deepStrictEqual(chunks[0]!.split("\n").filter(Boolean).length, 5);
+  deepStrictEqual(JSON.parse(chunks[1]!).method, "b");
 });

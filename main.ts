@@ -167,11 +167,6 @@ function remoteOf(
   }
 }
 
-/** True when `--header-env` gives the Authorization header. */
-function hasOwnAuthorization(remote: RemoteTarget): boolean {
-  return remote.headers.some(([name]) => name.toLowerCase() === "authorization");
-}
-
 async function main(): Promise<number> {
   // SDK code calls console.debug; stdout is the protocol.
   redirectConsoleToStderr();
@@ -182,8 +177,8 @@ async function main(): Promise<number> {
   let tokenSource;
   try {
     cli = parseCommandLine(Deno.args);
-    // An Authorization header of --header-env is the user's own credential: no sign-in.
-    if (cli.kind === "run" && cli.remote && cli.auth && !hasOwnAuthorization(cli.remote)) {
+    // authSettingsOf gives no sign-in for an Authorization header of --header-env.
+    if (cli.kind === "run" && cli.remote && cli.auth) {
       const log = createLogger(profile.name, cli.logLevel);
       tokenSource = await createSignIn(cli.auth, cli.remote.url.href, {
         logger: log,

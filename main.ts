@@ -221,7 +221,8 @@ async function main(): Promise<number> {
           maxLineBytes: limits.max_line_bytes,
           stopGraceMs: limits.child_stop_grace_ms,
         }),
-    output: Deno.stdout.writable,
+    // Plain reads and writes: no web stream stage per chunk (see lib/jsonrpc/byte_io.ts).
+    output: Deno.stdout,
   });
   // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.
   const stop = new AbortController();
@@ -229,7 +230,7 @@ async function main(): Promise<number> {
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGTERM", "SIGINT"];
   for (const signal of signals) Deno.addSignalListener(signal, onSignal);
   try {
-    return await frontend.run(Deno.stdin.readable, stop.signal);
+    return await frontend.run(Deno.stdin, stop.signal);
   } finally {
     for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
   }

@@ -17,6 +17,7 @@
  * @module
  */
 
+import type { ByteInput } from "../jsonrpc/byte_io.ts";
 import { type Frame, readFrames } from "../jsonrpc/framer.ts";
 import { type Json, type RequestId } from "../jsonrpc/message.ts";
 import { classify, parseLine } from "../jsonrpc/parse.ts";
@@ -42,7 +43,7 @@ export interface EmbedOptions {
   readonly name?: string | undefined;
   readonly limits: Limits;
   readonly log: Logger;
-  readonly input: ReadableStream<Uint8Array>;
+  readonly input: ByteInput;
   readonly output: WritableStream<Uint8Array>;
   /** Close the output at the end (a stream of the caller); else release it (stdout). */
   readonly closeOutput: boolean;

@@ -14,6 +14,7 @@
  * @module
  */
 
+import type { ByteInput, ByteOutput } from "../jsonrpc/byte_io.ts";
 import { type Frame, readFrames } from "../jsonrpc/framer.ts";
 import {
   isObject,
@@ -74,7 +75,7 @@ export interface FrontendOptions {
   /** Makes the upstream link; a rejection is spawn_failed or connect_failed. */
   readonly connect: Connect;
   /** Where the messages for the client go. */
-  readonly output: WritableStream<Uint8Array>;
+  readonly output: ByteOutput;
 }
 
 /** The front end of one connection. */
@@ -117,7 +118,7 @@ export class Frontend {
    * which acts as the end of the input), then shuts down. Returns the exit
    * code: 0, or 1 when the upstream server stopped by itself.
    */
-  async run(input: ReadableStream<Uint8Array>, signal?: AbortSignal): Promise<number> {
+  async run(input: ByteInput, signal?: AbortSignal): Promise<number> {
     try {
       await readFrames(
         input,

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { type ByteInput, readChunks } from "./byte_io.ts";
+
 /** How many bytes of the head and of the tail of a too-long line are kept. */
 export const EDGE_BYTES = 256;
 
@@ -361,19 +363,19 @@ export type FrameHandler = (frame: Frame) => void | Promise<void>;
  * the end of the input does.
  */
 export async function readFrames(
-  input: ReadableStream<Uint8Array>,
+  input: ByteInput,
   options: LineFramerOptions,
   onFrame: FrameHandler,
   signal?: AbortSignal,
 ): Promise<void> {
   const splitter = new LineSplitter(options);
-  const reader = input.getReader();
+  const source = readChunks(input);
   // An abort also ends a pause: a stalled peer cannot hold the end of the reading.
   let aborted: (() => void) | undefined;
   const abortedPromise = new Promise<void>((resolve) => aborted = resolve);
   const stop = () => {
     aborted?.();
-    reader.cancel().catch(() => {});
+    source.cancel();
   };
   signal?.addEventListener("abort", stop, { once: true });
   // The frames of one chunk; the handler can pause between them.
@@ -396,14 +398,14 @@ export async function readFrames(
   };
   try {
     for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      splitter.push(value, collect);
+      const chunk = await source.next();
+      if (chunk === null) break;
+      splitter.push(chunk, collect);
       if (frames.length > 0) await deliver();
     }
   } finally {
     signal?.removeEventListener("abort", stop);
-    reader.releaseLock();
+    source.release();
   }
   if (!signal?.aborted) {
     splitter.end(collect);

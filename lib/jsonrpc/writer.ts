@@ -4,6 +4,7 @@
  * @module
  */
 
+import { type ByteOutput, type ChunkSink, openSink } from "./byte_io.ts";
 import { isLargeMessage, serializeInChunks } from "./large.ts";
 import type { Json, Message } from "./message.ts";
 import { serializeSkeleton, skeletonOf } from "./skeleton.ts";
@@ -69,7 +70,7 @@ interface Queued {
  * ```
  */
 export class MessageWriter {
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
+  #writer: ChunkSink;
   #queue: Queued[] = [];
   #flushing = false;
   #closed = false;
@@ -82,8 +83,8 @@ export class MessageWriter {
   #drained: { promise: Promise<void>; resolve: () => void } | undefined;
   readonly #replace: MessageWriterOptions["replaceUnwritable"];
 
-  constructor(sink: WritableStream<Uint8Array>, options: MessageWriterOptions = {}) {
-    this.#writer = sink.getWriter();
+  constructor(sink: ByteOutput, options: MessageWriterOptions = {}) {
+    this.#writer = openSink(sink);
     this.#highWater = options.highWaterBytes ?? HIGH_WATER_BYTES;
     this.#replace = options.replaceUnwritable;
   }

@@ -125,6 +125,7 @@ export class UpstreamClient {
     const pending = [...this.#pending.values()];
     this.#pending.clear();
     for (const entry of pending) entry.reject(failure);
+    this.#deadlines.close();
     return end;
   }
 

@@ -5,6 +5,14 @@
  * one limit end in the order they started, so each limit keeps its
  * deadlines in insertion order, and one timer waits for the earliest head.
  *
+ * When the last deadline is canceled, the timer stays armed but no longer
+ * keeps the process alive (it is unref'd), and a later request re-refs it
+ * instead of a clear and a new `setTimeout`: a request at a time (the usual
+ * pattern of a chat client) costs no timer call at all. A `setTimeout` and
+ * its clear cost about 3 µs and two allocations of Deno's Node-compatible
+ * timers. The timer ends when it fires with nothing left, or at
+ * {@linkcode Deadlines.close}.
+ *
  * @module
  */
 
@@ -36,6 +44,19 @@ export class Deadlines {
   #size = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #armedFor = Infinity;
+  /** True while the timer is unref'd: no deadline is pending. */
+  #idle = false;
+
+  /** How many deadlines are armed. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Whether a timer exists, and whether it holds the process (for the tests). */
+  get timer(): "none" | "held" | "idle" {
+    if (this.#timer === undefined) return "none";
+    return this.#idle ? "idle" : "held";
+  }
 
   /** Calls `fire` after `ms`, unless the deadline is canceled first. */
   add(ms: number, fire: () => void): Deadline {
@@ -48,30 +69,44 @@ export class Deadlines {
     queue.add(deadline);
     this.#size++;
     if (deadline.at < this.#armedFor) this.#arm(deadline.at);
+    else if (this.#idle) {
+      Deno.refTimer(this.#timer as unknown as number);
+      this.#idle = false;
+    }
     return deadline;
   }
 
-  /** Cancels a deadline; the last one also stops the timer, so none outlives the requests. */
+  /**
+   * Cancels a deadline. After the last one the timer no longer holds the
+   * process: an idle bridge exits as if it had no timer.
+   */
   cancel(deadline: Deadline): void {
     if (!deadline.queue.delete(deadline)) return;
-    if (--this.#size === 0) this.#disarm();
+    if (--this.#size === 0 && this.#timer !== undefined) {
+      Deno.unrefTimer(this.#timer as unknown as number);
+      this.#idle = true;
+    }
+  }
+
+  /** Stops the timer; later deadlines arm a new one. */
+  close(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armedFor = Infinity;
+    this.#idle = false;
   }
 
   #arm(at: number): void {
     clearTimeout(this.#timer);
     this.#armedFor = at;
+    this.#idle = false;
     this.#timer = setTimeout(() => this.#tick(), Math.max(0, at - performance.now()));
-  }
-
-  #disarm(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    this.#armedFor = Infinity;
   }
 
   #tick(): void {
     this.#timer = undefined;
     this.#armedFor = Infinity;
+    this.#idle = false;
     const now = performance.now();
     let next = Infinity;
     const due: Deadline[] = [];

@@ -125,9 +125,11 @@ class StdioLink implements UpstreamLink {
   }
 
   async #stopReadingWhenQuiet(): Promise<void> {
+    // Quiet since the exit too: the last lines of a child can still be in the pipe.
+    const exitedAt = Date.now();
     for (;;) {
       if (this.#readDone) return;
-      const quiet = Date.now() - this.#lastFrameAt;
+      const quiet = Date.now() - Math.max(this.#lastFrameAt, exitedAt);
       if (!this.#held && quiet >= EXIT_QUIET_MS) break;
       await delay(this.#held ? EXIT_QUIET_MS : EXIT_QUIET_MS - quiet);
     }

@@ -93,7 +93,8 @@ export async function serveStdio(
     name: options.name,
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     log: createLogger(profile.name, options.logLevel ?? "info"),
-    input: options.input ?? Deno.stdin.readable,
+    // Plain reads of stdin: no web stream stage per chunk (lib/jsonrpc/byte_io.ts).
+    input: options.input ?? Deno.stdin,
     output: options.output ?? Deno.stdout.writable,
     closeOutput: options.output !== undefined,
   });

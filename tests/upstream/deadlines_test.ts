@@ -29,11 +29,43 @@ Deno.test("a shorter limit added later fires first", async () => {
   deepStrictEqual(fired, ["short", "long"]);
 });
 
-Deno.test("the last cancel stops the timer: no timer outlives the requests", () => {
-  // Deno's test sanitizer fails this test if a timer is left behind.
+Deno.test("after the last cancel the timer no longer holds the process, and the next request reuses it", async () => {
   const deadlines = new Deadlines();
   const a = deadlines.add(3_600_000, () => {});
   const b = deadlines.add(120_000, () => {});
+  deepStrictEqual(deadlines.timer, "held");
   deadlines.cancel(a);
   deadlines.cancel(b);
+  deepStrictEqual([deadlines.size, deadlines.timer], [0, "idle"]);
+  // A deadline after the armed one holds the process again with the same timer.
+  const again = deadlines.add(3_600_000, () => {});
+  deepStrictEqual(deadlines.timer, "held");
+  deadlines.cancel(again);
+  deepStrictEqual(deadlines.timer, "idle");
+  // An earlier deadline re-arms, and it fires on time.
+  const fired: string[] = [];
+  deadlines.add(30, () => fired.push("late"));
+  deepStrictEqual(deadlines.timer, "held");
+  await sleep(60);
+  deepStrictEqual(fired, ["late"]);
+  deepStrictEqual(deadlines.timer, "none");
+  // Deno's test sanitizer fails this test if a held timer is left behind.
+  deadlines.cancel(deadlines.add(3_600_000, () => {}));
+  deepStrictEqual(deadlines.timer, "idle");
+  deadlines.close();
+  deepStrictEqual(deadlines.timer, "none");
+});
+
+Deno.test("an idle timer does not keep a process alive", async () => {
+  const script = `import { Deadlines } from ${
+    JSON.stringify(new URL("../../lib/upstream/deadlines.ts", import.meta.url).href)
+  };
+const d = new Deadlines(); d.cancel(d.add(3_600_000, () => {}));`;
+  const { code } = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-check", script],
+    stdout: "null",
+    stderr: "inherit",
+    signal: AbortSignal.timeout(20_000), // a held timer would keep it for an hour
+  }).output();
+  deepStrictEqual(code, 0);
 });

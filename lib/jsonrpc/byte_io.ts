@@ -31,6 +31,11 @@ export interface ChunkSource {
   cancel(): void;
   /** Lets go of the input after the last read. */
   release(): void;
+  /**
+   * True when each chunk is the reader's own (a buffer no one else holds): a
+   * framer may then give back the memory of a chunk that it has copied.
+   */
+  readonly owned: boolean;
 }
 
 /** The size of one read of a {@linkcode ByteReader}. */
@@ -81,6 +86,7 @@ export function readChunks(input: ByteInput): ChunkSource {
       },
       cancel: () => void reader.cancel().catch(() => {}),
       release: () => reader.releaseLock(),
+      owned: false, // the chunks of the caller's stream
     };
   }
   return bufferedSource(async (buffer) => {
@@ -132,6 +138,7 @@ function bufferedSource(read: Read, reader?: ReadableStreamBYOBReader): ChunkSou
       reader?.cancel().catch(() => {});
     },
     release: () => reader?.releaseLock(),
+    owned: true,
   };
 }
 

@@ -63,12 +63,15 @@ class LineBuffer {
   #smallLength = 0;
   #parts: Uint8Array[] = [];
   #length = 0;
+  /** The parts that are whole chunks of a reader that owns them (see `ownsChunks`). */
+  #owned: Uint8Array[] = [];
 
   get length(): number {
     return this.#length;
   }
 
-  append(src: Uint8Array, start: number, end: number): void {
+  /** `owned`: `src` is a whole chunk that only this line holds. */
+  append(src: Uint8Array, start: number, end: number, owned = false): void {
     const n = end - start;
     this.#length += n;
     if (this.#parts.length === 0 && this.#smallLength + n <= SMALL_LINE) {
@@ -87,6 +90,7 @@ class LineBuffer {
       this.#parts.push(this.#small.slice(0, this.#smallLength));
     }
     this.#parts.push(src.subarray(start, end));
+    if (owned) this.#owned.push(src);
   }
 
   /** The last byte, or undefined for an empty line. */
@@ -136,6 +140,11 @@ class LineBuffer {
   }
 
   reset(): void {
+    // The whole chunks of a large line give their memory back now, not at
+    // the next full collection: up to the size of the line (a second large
+    // line before that collection would otherwise hold both).
+    for (const { buffer } of this.#owned) if (buffer instanceof ArrayBuffer) buffer.transfer(0);
+    this.#owned = [];
     this.#smallLength = 0;
     this.#parts = [];
     this.#length = 0;
@@ -177,6 +186,12 @@ class TailRing {
 export interface LineFramerOptions {
   /** The largest line, in bytes, without its line ending. */
   readonly maxLineBytes: number;
+  /**
+   * Each chunk is a buffer of its own that no one else holds (the reads of
+   * `readChunks`): the framer gives back the memory of a chunk without a
+   * newline once its line is copied out. Not for the chunks of a caller.
+   */
+  readonly ownsChunks?: boolean;
 }
 
 /**
@@ -200,8 +215,11 @@ export class LineSplitter {
   /** Bytes of the BOM matched at the start of the stream; -1 once the start is past. */
   #bom = 0;
 
+  readonly #ownsChunks: boolean;
+
   constructor(options: LineFramerOptions) {
     this.#max = options.maxLineBytes;
+    this.#ownsChunks = options.ownsChunks ?? false;
   }
 
   /** Feeds one chunk; `emit` gets each complete frame in order. */
@@ -210,7 +228,8 @@ export class LineSplitter {
     for (;;) {
       const nl = chunk.indexOf(LF, start);
       if (nl === -1) {
-        this.#append(chunk, start, chunk.length);
+        // A chunk without a newline, from its first byte: no other frame is a view of it.
+        this.#append(chunk, start, chunk.length, this.#ownsChunks && start === 0);
         return;
       }
       if (this.#line.length === 0 && !this.#overflow) {
@@ -279,14 +298,14 @@ export class LineSplitter {
     this.#line.reset();
   }
 
-  #append(chunk: Uint8Array, start: number, end: number): void {
+  #append(chunk: Uint8Array, start: number, end: number, owned = false): void {
     if (start === end) return;
     this.#total += end - start;
     if (this.#overflow) {
       this.#keepEdges(chunk.subarray(start, end));
       return;
     }
-    this.#line.append(chunk, start, end);
+    this.#line.append(chunk, start, end, owned);
     if (this.#line.length > this.#max + 1) this.#enterOverflow();
   }
 
@@ -368,8 +387,8 @@ export async function readFrames(
   onFrame: FrameHandler,
   signal?: AbortSignal,
 ): Promise<void> {
-  const splitter = new LineSplitter(options);
   const source = readChunks(input);
+  const splitter = new LineSplitter({ ...options, ownsChunks: source.owned });
   // An abort also ends a pause: a stalled peer cannot hold the end of the reading.
   let aborted: (() => void) | undefined;
   const abortedPromise = new Promise<void>((resolve) => aborted = resolve);

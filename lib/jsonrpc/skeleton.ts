@@ -129,7 +129,8 @@ function prefixEnd(line: Uint8Array, start: number, end: number): number {
  * const text = `{"id":1,"result":{"text":"${"a".repeat(70_000)}"}}`;
  * const sk = parseSkeleton(new TextEncoder().encode(text));
  * if (sk === undefined || sk === "invalid") throw new Error();
- * const out = [...serializeSkeleton(sk.value, sk)].map((c) => new TextDecoder().decode(c)).join("");
+ * let out = "";
+ * for (const chunk of serializeSkeleton(sk.value, sk)) out += new TextDecoder().decode(chunk);
  * if (out !== text + "\n") throw new Error();
  * ```
  */
@@ -232,17 +233,37 @@ function* placeholders(json: string, sk: Skeleton): Generator<[number, number, n
  * Serializes a message made from a skeleton as chunks that end with a
  * newline: the text around the placeholders, and for each placeholder the
  * original bytes of its long string (a view of the line, not a copy).
+ * Use each chunk before asking for the next: after the last one the line's
+ * memory is given back ({@linkcode releaseLine}), as the line is written once.
  */
 export function* serializeSkeleton(message: unknown, sk: Skeleton): Generator<Uint8Array> {
   const json = JSON.stringify(message);
-  let position = 0;
-  for (const [open, close, index] of placeholders(json, sk)) {
-    yield encoder.encode(json.slice(position, open));
-    const [start, end] = sk.ranges[index]!;
-    yield sk.line.subarray(start, end);
-    position = close;
+  try {
+    let position = 0;
+    for (const [open, close, index] of placeholders(json, sk)) {
+      yield encoder.encode(json.slice(position, open));
+      const [start, end] = sk.ranges[index]!;
+      yield sk.line.subarray(start, end);
+      position = close;
+    }
+    yield encoder.encode(json.slice(position) + "\n");
+  } finally {
+    releaseLine(sk);
   }
-  yield encoder.encode(json.slice(position) + "\n");
+}
+
+/**
+ * Gives the memory of a written line back at once, when the line is the
+ * whole of its buffer (the framer's buffer of a large line): the garbage
+ * collector frees an external buffer of 63 MiB only at its next full
+ * collection, and a second large result before it would hold both. The
+ * line is written once; after it nothing reads the skeleton's bytes.
+ */
+function releaseLine(sk: Skeleton): void {
+  const { buffer, byteOffset, byteLength } = sk.line;
+  if (buffer instanceof ArrayBuffer && byteOffset === 0 && byteLength === buffer.byteLength) {
+    buffer.transfer(0);
+  }
 }
 
 /**

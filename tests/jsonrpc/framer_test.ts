@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { EDGE_BYTES, type Frame, LineFramer } from "../../lib/jsonrpc/framer.ts";
+import { EDGE_BYTES, type Frame, LineFramer, LineSplitter } from "../../lib/jsonrpc/framer.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -146,4 +146,34 @@ Deno.test("framer: a line within one chunk is a view of it, a line across chunks
   splitter.push(enc.encode('{"d":'), () => {});
   splitter.push(enc.encode("4444}\n"), () => {});
   deepStrictEqual(bytes.map((b) => dec.decode(b)), ['{"a":1}', '{"b":2}', '{"c":3}']);
+});
+
+Deno.test("owned chunks: the whole chunks of a large line give back their memory once it is copied out; the others stay", () => {
+  const lines: Uint8Array[] = [];
+  const splitter = new LineSplitter({ maxLineBytes: 1 << 20, ownsChunks: true });
+  const enc = new TextEncoder();
+  const first = enc.encode('{"a":1}\n{"b":"'); // ends one line and starts the large one
+  const middle = [new Uint8Array(70_000).fill(0x78), new Uint8Array(70_000).fill(0x79)];
+  const last = enc.encode('"}\n{"c":3}\n');
+  for (const chunk of [first, ...middle, last]) {
+    splitter.push(chunk, (frame) => {
+      if (frame.kind === "line") lines.push(frame.bytes);
+    });
+  }
+  strictEqual(lines.length, 3);
+  strictEqual(lines[1]!.length, 6 + 140_000 + 2);
+  strictEqual(lines[1]![6 + 69_999], 0x78);
+  strictEqual(lines[1]![6 + 70_000], 0x79);
+  deepStrictEqual(middle.map((c) => c.buffer.detached), [true, true]);
+  // The chunks that hold a newline are views of other frames: they are kept.
+  deepStrictEqual([first.buffer.detached, last.buffer.detached], [false, false]);
+  strictEqual(new TextDecoder().decode(lines[2]), '{"c":3}');
+
+  // Without ownsChunks (the chunks of a caller's stream), nothing is given back.
+  const theirs = new Uint8Array(70_000).fill(0x78);
+  const plain = new LineSplitter({ maxLineBytes: 1 << 20 });
+  for (const chunk of [enc.encode('{"b":"'), theirs, enc.encode('"}\n')]) {
+    plain.push(chunk, () => {});
+  }
+  strictEqual(theirs.buffer.detached, false);
 });

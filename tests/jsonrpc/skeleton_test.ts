@@ -11,7 +11,12 @@ import {
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const out = (chunks: Iterable<Uint8Array>) => [...chunks].map((c) => dec.decode(c)).join("");
+/** Decodes each chunk as it comes, as the writer writes it: the line is given back after the last. */
+const out = (chunks: Iterable<Uint8Array>) => {
+  let text = "";
+  for (const chunk of chunks) text += dec.decode(chunk);
+  return text;
+};
 const long = (unit: string) => unit.repeat(Math.ceil((LONG_STRING_BYTES + 10) / unit.length));
 
 Deno.test("skeleton: a line without a long string is left to the usual parse", () => {
@@ -33,8 +38,9 @@ Deno.test("skeleton: long strings with escapes, multi-byte text and keys come ba
     const sk = parseSkeleton(enc.encode(text));
     if (sk === undefined || sk === "invalid") throw new Error("expected a skeleton");
     strictEqual(sk.ranges.length, 2);
-    strictEqual(out(serializeSkeleton(sk.value, sk)), text + "\n");
-    deepStrictEqual(JSON.parse(out(serializeSkeleton(sk.value, sk))), JSON.parse(text));
+    const written = out(serializeSkeleton(sk.value, sk));
+    strictEqual(written, text + "\n");
+    deepStrictEqual(JSON.parse(written), JSON.parse(text));
   }
 });
 
@@ -101,4 +107,27 @@ Deno.test("skeleton: a control character is found at every alignment of a long s
   // Bytes of 0x80 and above (UTF-8) are not control characters.
   const sk = parseSkeleton(enc.encode(`{"a":"${long("\u00ff\u0080é")}"}`));
   strictEqual(typeof sk, "object");
+});
+
+Deno.test("skeleton: the line that is the whole of its buffer is given back after its last chunk, not before", () => {
+  const text = JSON.stringify({ result: { a: long("a") } });
+  const line = enc.encode(text);
+  strictEqual(line.byteLength, line.buffer.byteLength);
+  const sk = parseSkeleton(line);
+  if (sk === undefined || sk === "invalid") throw new Error("expected a skeleton");
+  const chunks = serializeSkeleton(sk.value, sk);
+  let written = "";
+  for (const chunk of chunks) {
+    strictEqual(line.buffer.detached, false, "released before a chunk was written");
+    written += dec.decode(chunk);
+  }
+  strictEqual(written, text + "\n");
+  strictEqual(line.buffer.detached, true);
+  // A line that is a view of a larger buffer (someone else's bytes around it) is left alone.
+  const outer = enc.encode(" " + text + " ");
+  const view = outer.subarray(1, outer.length - 1);
+  const sk2 = parseSkeleton(view);
+  if (sk2 === undefined || sk2 === "invalid") throw new Error("expected a skeleton");
+  strictEqual(out(serializeSkeleton(sk2.value, sk2)), text + "\n");
+  strictEqual(outer.buffer.detached, false);
 });

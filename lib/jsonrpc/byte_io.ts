@@ -8,6 +8,8 @@
  * @module
  */
 
+import { untilAborted } from "./abortable.ts";
+
 /** A source that reads into a buffer, as `Deno.stdin` does. */
 export interface ByteReader {
   read(buffer: Uint8Array): Promise<number | null>;
@@ -116,14 +118,12 @@ type Read = (buffer: Uint8Array<ArrayBuffer>) => Promise<Uint8Array<ArrayBuffer>
  */
 function bufferedSource(read: Read, reader?: ReadableStreamBYOBReader): ChunkSource {
   let buffer = new Uint8Array(READ_BYTES);
-  let canceled = false;
-  let onCancel: (() => void) | undefined;
-  const canceledRead = new Promise<null>((resolve) => onCancel = () => resolve(null));
+  const canceled = new AbortController();
   return {
     next: async () => {
-      if (canceled) return null;
-      const value = await Promise.race([read(buffer), canceledRead]);
-      if (value === null || canceled) return null;
+      if (canceled.signal.aborted) return null;
+      const value = await untilAborted(read(buffer), canceled.signal, null);
+      if (value === null || canceled.signal.aborted) return null;
       if (value.length < COPY_BELOW) {
         // The view of a BYOB read is the buffer's memory under a new ArrayBuffer.
         buffer = new Uint8Array(value.buffer, 0, READ_BYTES);
@@ -133,8 +133,7 @@ function bufferedSource(read: Read, reader?: ReadableStreamBYOBReader): ChunkSou
       return value;
     },
     cancel: () => {
-      canceled = true;
-      onCancel?.();
+      canceled.abort();
       reader?.cancel().catch(() => {});
     },
     release: () => reader?.releaseLock(),

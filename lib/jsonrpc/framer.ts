@@ -9,6 +9,7 @@
  * @module
  */
 
+import { untilAborted } from "./abortable.ts";
 import { type ByteInput, readChunks } from "./byte_io.ts";
 
 /** How many bytes of the head and of the tail of a too-long line are kept. */
@@ -389,13 +390,8 @@ export async function readFrames(
 ): Promise<void> {
   const source = readChunks(input);
   const splitter = new LineSplitter({ ...options, ownsChunks: source.owned });
-  // An abort also ends a pause: a stalled peer cannot hold the end of the reading.
-  let aborted: (() => void) | undefined;
-  const abortedPromise = new Promise<void>((resolve) => aborted = resolve);
-  const stop = () => {
-    aborted?.();
-    source.cancel();
-  };
+  // An abort also ends a pause (untilAborted below): a stalled peer cannot hold the end of the reading.
+  const stop = () => source.cancel();
   signal?.addEventListener("abort", stop, { once: true });
   // The frames of one chunk; the handler can pause between them.
   const frames: Frame[] = [];
@@ -411,7 +407,7 @@ export async function readFrames(
   const deliver = async () => {
     for (let i = 0; i < frames.length && !signal?.aborted; i++) {
       const hold = onFrame(next(i));
-      if (hold) await (signal ? Promise.race([hold, abortedPromise]) : hold);
+      if (hold) await (signal ? untilAborted(hold, signal, undefined) : hold);
     }
     frames.length = 0;
   };

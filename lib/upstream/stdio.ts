@@ -6,6 +6,7 @@
  * @module
  */
 
+import { untilAborted } from "../jsonrpc/abortable.ts";
 import { readFrames } from "../jsonrpc/framer.ts";
 import { scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
 import type { Message } from "../jsonrpc/message.ts";
@@ -97,10 +98,6 @@ class StdioLink implements UpstreamLink {
   #sawOutput = false;
   /** Stops the read of stdout when the child stopped and its output is quiet. */
   #stopReading = new AbortController();
-  /** Settles when the read is stopped. */
-  #readStopped = new Promise<void>((resolve) =>
-    this.#stopReading.signal.addEventListener("abort", () => resolve(), { once: true })
-  );
   #lastFrameAt = 0;
   /** True while the sink of the frames holds the reader (back pressure). */
   #held = false;
@@ -146,7 +143,7 @@ class StdioLink implements UpstreamLink {
       if (!hold) return;
       this.#held = true;
       // A hold ends with the read: a client that stopped reading cannot hold the close.
-      return Promise.race([hold, this.#readStopped]).finally(() => {
+      return untilAborted(hold, this.#stopReading.signal, undefined).finally(() => {
         this.#held = false;
         this.#lastFrameAt = Date.now();
       });

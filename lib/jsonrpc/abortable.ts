@@ -8,8 +8,8 @@
  */
 
 /**
- * Settles with `promise` (its value, or `fallback` when it rejects), or with
- * `fallback` as soon as `signal` aborts.
+ * Settles as `promise` does (its value or its error), or with `fallback` as
+ * soon as `signal` aborts: a failed read still fails its reader.
  *
  * @example
  * ```ts
@@ -26,18 +26,9 @@ export function untilAborted<T, F>(
   fallback: F,
 ): Promise<T | F> {
   if (signal.aborted) return Promise.resolve(fallback);
-  return new Promise<T | F>((resolve) => {
+  return new Promise<T | F>((resolve, reject) => {
     const onAbort = () => resolve(fallback);
     signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      () => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(fallback);
-      },
-    );
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }

@@ -6,10 +6,14 @@ import { readChunks } from "../../lib/jsonrpc/byte_io.ts";
 
 const heapMb = () => Deno.memoryUsage().heapUsed / 1048576;
 
-Deno.test("untilAborted: the value, the fallback on a rejection, the fallback on an abort", async () => {
+Deno.test("untilAborted: the value, the error of a rejection, the fallback on an abort", async () => {
   const stop = new AbortController();
   strictEqual(await untilAborted(Promise.resolve(1), stop.signal, "f"), 1);
-  strictEqual(await untilAborted(Promise.reject(new Error()), stop.signal, "f"), "f");
+  const failure = new Error("read failed");
+  strictEqual(
+    await untilAborted(Promise.reject(failure), stop.signal, "f").catch((e) => e),
+    failure,
+  );
   const pending = untilAborted(new Promise<number>(() => {}), stop.signal, "f");
   stop.abort();
   strictEqual(await pending, "f");
@@ -39,4 +43,10 @@ Deno.test("a million reads of a plain reader leave nothing behind on the source"
   const growth = heapMb() - before;
   strictEqual(n, 1_000_000);
   strictEqual(growth < 60, true, `the heap grew by ${growth.toFixed(0)} MB`);
+});
+
+Deno.test("a failed read fails the reader, as a stream's error did: not a silent end of the input", async () => {
+  const source = readChunks({ read: () => Promise.reject(new Error("EIO")) });
+  const error = await source.next().catch((e) => e);
+  strictEqual(error instanceof Error && error.message, "EIO");
 });

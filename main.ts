@@ -47,6 +47,7 @@ import {
 } from "./lib/auth/options.ts";
 import { logoutMain } from "./lib/auth/logout.ts";
 import { VSCODE_PROFILE } from "./lib/vscode/profile.ts";
+import { openStdio } from "./lib/jsonrpc/stdio_pipes.ts";
 
 /** The usage text of the CLI. */
 export const USAGE = `Usage: mcp-bridge-vscode [options] -- COMMAND [ARG...]
@@ -204,6 +205,7 @@ async function main(): Promise<number> {
   }
   const log = createLogger(profile.name, cli.logLevel);
   const { command, args, limits, remote } = cli;
+  const stdio = openStdio();
   const frontend = new Frontend({
     profile,
     limits,
@@ -221,8 +223,9 @@ async function main(): Promise<number> {
           maxLineBytes: limits.max_line_bytes,
           stopGraceMs: limits.child_stop_grace_ms,
         }),
-    // Plain reads and writes: no web stream stage per chunk (see lib/jsonrpc/byte_io.ts).
-    output: Deno.stdout,
+    // Plain reads and writes on the event loop: no web stream stage, no
+    // thread hand-off per chunk (lib/jsonrpc/byte_io.ts, lib/jsonrpc/stdio_pipes.ts).
+    output: stdio.output,
   });
   // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.
   const stop = new AbortController();
@@ -230,7 +233,7 @@ async function main(): Promise<number> {
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGTERM", "SIGINT"];
   for (const signal of signals) Deno.addSignalListener(signal, onSignal);
   try {
-    return await frontend.run(Deno.stdin, stop.signal);
+    return await frontend.run(stdio.input, stop.signal);
   } finally {
     for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
   }

@@ -102,6 +102,8 @@ class StdioLink implements UpstreamLink {
   /** True while the sink of the frames holds the reader (back pressure). */
   #held = false;
   #readDone = false;
+  /** Settles when `read` has given its last frame. */
+  readonly #readEnd = Promise.withResolvers<void>();
   /** The last sender that waits for the writer's high water; the next ones wait behind it. */
   #waiting: Promise<void> | undefined;
 
@@ -111,10 +113,14 @@ class StdioLink implements UpstreamLink {
     this.#stopGraceMs = options.stopGraceMs;
     this.#maxLineBytes = options.maxLineBytes;
     this.#writer = new MessageWriter(child.stdin);
-    this.ended = child.status.then((status): LinkEnd => {
+    this.ended = child.status.then(async (status): Promise<LinkEnd> => {
       const code = status.signal ? null : status.code;
-      if (wrapped && !this.#sawOutput && (code === 126 || code === 127)) {
-        return { kind: "failed", failure: new UpstreamFailure("spawn_failed") };
+      if (wrapped && (code === 126 || code === 127)) {
+        // What the command wrote can still be in the pipe: a line of it means it ran.
+        await settlesWithin(this.#readEnd.promise, EXIT_QUIET_MS * 2);
+        if (!this.#sawOutput) {
+          return { kind: "failed", failure: new UpstreamFailure("spawn_failed") };
+        }
       }
       return { kind: "exited", code };
     });
@@ -158,6 +164,7 @@ class StdioLink implements UpstreamLink {
       }, this.#stopReading.signal);
     } finally {
       this.#readDone = true;
+      this.#readEnd.resolve();
     }
   }
 

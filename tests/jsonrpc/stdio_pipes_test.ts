@@ -1,0 +1,105 @@
+/**
+ * The sockets of ./stdio_pipes.ts over a real loopback connection: the reader
+ * pauses the socket while nobody waits (back pressure), gives every byte in
+ * order, and the writer resolves only once its bytes are written.
+ */
+
+import { ok, rejects, strictEqual } from "node:assert/strict";
+import net from "node:net";
+import { socketChunks, socketWriter } from "../../lib/jsonrpc/stdio_pipes.ts";
+import { waitFor } from "../wait.ts";
+
+/** A connected pair of loopback sockets; both ends are closed at the end. */
+async function socketPair(): Promise<{ near: net.Socket; far: net.Socket } & AsyncDisposable> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  const accepted = new Promise<net.Socket>((resolve) => server.once("connection", resolve));
+  const near = net.connect(port, "127.0.0.1");
+  await new Promise<void>((resolve) => near.once("connect", resolve));
+  const far = await accepted;
+  server.close();
+  return {
+    near,
+    far,
+    async [Symbol.asyncDispose]() {
+      near.destroy();
+      far.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const pattern = (n: number) => {
+  const bytes = new Uint8Array(n);
+  for (let i = 0; i < n; i++) bytes[i] = (i * 7 + 3) & 0xff;
+  return bytes;
+};
+
+Deno.test("socketChunks: a reader that waits holds the writer; every byte comes, in order", async () => {
+  await using pair = await socketPair();
+  const total = 256 * 1024 * 1024;
+  const block = pattern(1024 * 1024);
+  let written = 0;
+  const writing = (async () => {
+    while (written < total) {
+      const more = pair.far.write(block);
+      written += block.length;
+      if (!more) await new Promise((resolve) => pair.far.once("drain", resolve));
+    }
+    pair.far.end();
+  })();
+  const source = socketChunks(pair.near);
+  const first = await source.next();
+  ok(first && first.length > 0, "the first chunk");
+  // Nobody asks for the next chunk: the socket stays paused, the kernel's
+  // buffers fill up, and the writer stops far before the end.
+  let seen = -1;
+  let since = Date.now();
+  await waitFor("a stall of the writer", () => {
+    if (seen !== written) [seen, since] = [written, Date.now()];
+    return Date.now() - since > 300;
+  }, { timeoutMs: 10_000 });
+  ok(written < total / 4, `the writer got ${written} bytes into a reader that did not read`);
+  // Then every byte, in order.
+  let at = 0;
+  const check = (chunk: Uint8Array) => {
+    ok(!(chunk instanceof globalThis.Buffer), "a plain Uint8Array, whose slice() copies");
+    for (let i = 0; i < chunk.length; i += 4099) {
+      if (chunk[i] !== block[(at + i) % block.length]) throw new Error(`byte ${at + i} differs`);
+    }
+    at += chunk.length;
+  };
+  check(first);
+  for (let chunk = await source.next(); chunk; chunk = await source.next()) check(chunk);
+  strictEqual(at, total);
+  await writing;
+  strictEqual(await source.next(), null, "the end stays the end");
+});
+
+Deno.test("socketChunks: cancel ends a pending read with null", async () => {
+  await using pair = await socketPair();
+  const source = socketChunks(pair.near);
+  const pending = source.next();
+  source.cancel();
+  strictEqual(await pending, null);
+  strictEqual(await source.next(), null);
+});
+
+Deno.test("socketWriter: a write resolves once written; after the reader is gone, writes reject", async () => {
+  await using pair = await socketPair();
+  const writer = socketWriter(pair.near);
+  const received: Uint8Array[] = [];
+  pair.far.on("data", (chunk: Uint8Array) => received.push(chunk));
+  const bytes = new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"result":{}}\n');
+  strictEqual(await writer.write(bytes), bytes.length);
+  await waitFor(
+    "the bytes at the peer",
+    () => received.reduce((n, c) => n + c.length, 0) === bytes.length,
+  );
+  pair.far.destroy();
+  // The peer is gone: a write fails (EPIPE or a reset), it does not hang or throw at the caller.
+  await rejects(async () => {
+    for (let i = 0; i < 1000; i++) await writer.write(pattern(64 * 1024));
+  });
+});

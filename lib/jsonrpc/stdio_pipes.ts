@@ -124,6 +124,9 @@ export function socketChunks(socket: Socket): ChunkSource {
   };
 }
 
+/** The largest piece of one socket write. */
+const WRITE_PIECE_BYTES = 1024 * 1024;
+
 /**
  * A writer over a writable socket. A write resolves when the socket handed
  * its bytes to the descriptor, so the caller may reuse or free them; it
@@ -132,12 +135,19 @@ export function socketChunks(socket: Socket): ChunkSource {
 export function socketWriter(socket: Socket): ByteWriter {
   let failed: Error | undefined;
   socket.on("error", (error: Error) => failed ??= error);
+  const writePiece = (piece: Uint8Array) =>
+    new Promise<void>((resolve, reject) => {
+      socket.write(piece, (error) => error ? reject(error) : resolve());
+    });
   return {
-    write: (bytes) => {
-      if (failed) return Promise.reject(failed);
-      return new Promise((resolve, reject) => {
-        socket.write(bytes, (error) => error ? reject(error) : resolve(bytes.length));
-      });
+    write: async (bytes) => {
+      // A write that the pipe cannot take at once is copied for the poller:
+      // in pieces, a large line costs a piece of memory, not a second copy.
+      for (let at = 0; at < bytes.length; at += WRITE_PIECE_BYTES) {
+        if (failed) throw failed;
+        await writePiece(bytes.subarray(at, at + WRITE_PIECE_BYTES));
+      }
+      return bytes.length;
     },
     close: () => void socket.end(),
   };

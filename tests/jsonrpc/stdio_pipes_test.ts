@@ -103,3 +103,41 @@ Deno.test("socketWriter: a write resolves once written; after the reader is gone
     for (let i = 0; i < 1000; i++) await writer.write(pattern(64 * 1024));
   });
 });
+
+Deno.test("socketWriter: a large write goes to the socket in pieces of at most 1 MiB, in order", async () => {
+  const pieces: Uint8Array[] = [];
+  const callbacks: (() => void)[] = [];
+  // The socket's side of a write: the bytes, and a callback once they are written.
+  const socket = {
+    on: () => socket,
+    write: (piece: Uint8Array, done: () => void) => {
+      pieces.push(piece);
+      callbacks.push(done);
+      return true;
+    },
+  } as unknown as net.Socket;
+  const writer = socketWriter(socket);
+  const bytes = pattern(5 * 1024 * 1024 + 7);
+  let resolved = false;
+  const writing = writer.write(bytes).then((n) => {
+    resolved = true;
+    return n;
+  });
+  // One piece at a time: the next piece only after the socket wrote the last.
+  for (let i = 0; i < 6; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    strictEqual(pieces.length, i + 1, "one piece in the socket at a time");
+    ok(!resolved, "resolved before the socket wrote every piece");
+    callbacks[i]!();
+  }
+  strictEqual(await writing, bytes.length);
+  ok(pieces.every((piece) => piece.length <= 1024 * 1024), "a piece over 1 MiB");
+  const joined = new Uint8Array(bytes.length);
+  let at = 0;
+  for (const piece of pieces) {
+    joined.set(piece, at);
+    at += piece.length;
+  }
+  strictEqual(at, bytes.length);
+  ok(joined.every((b, i) => b === bytes[i]), "the pieces are the bytes, in order");
+});

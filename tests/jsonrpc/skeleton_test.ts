@@ -5,6 +5,7 @@ import {
   isPlaceholder,
   LONG_STRING_BYTES,
   materializeJson,
+  nextSpecial,
   parseSkeleton,
   serializeSkeleton,
 } from "../../lib/jsonrpc/skeleton.ts";
@@ -107,6 +108,34 @@ Deno.test("skeleton: a control character is found at every alignment of a long s
   // Bytes of 0x80 and above (UTF-8) are not control characters.
   const sk = parseSkeleton(enc.encode(`{"a":"${long("\u00ff\u0080é")}"}`));
   strictEqual(typeof sk, "object");
+});
+
+Deno.test("nextSpecial finds the first quote, backslash or control byte, as a byte-by-byte search does", () => {
+  // A fixed seed: the same bytes on every run.
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+  // Mostly plain bytes (with every byte of 0x80 and above, and the neighbours
+  // of the three kinds), rarely a special one: long runs for the word loop.
+  const plain = [0x20, 0x21, 0x23, 0x5b, 0x5d, 0x41, 0x7f, 0x80, 0xa2, 0xdc, 0xff, 0xe2];
+  const special = [0x22, 0x5c, 0x00, 0x01, 0x1f, 0x0a];
+  const reference = (bytes: Uint8Array, from: number) => {
+    for (let i = from; i < bytes.length; i++) {
+      const c = bytes[i]!;
+      if (c === 0x22 || c === 0x5c || c < 0x20) return i;
+    }
+    return -1;
+  };
+  for (let round = 0; round < 400; round++) {
+    const buffer = new Uint8Array(300);
+    for (let i = 0; i < buffer.length; i++) {
+      const pool = random() < 0.01 ? special : plain;
+      buffer[i] = pool[Math.floor(random() * pool.length)]!;
+    }
+    // Every alignment of the view and of the start.
+    const view = buffer.subarray(round % 4);
+    const from = Math.floor(random() * 80);
+    strictEqual(nextSpecial(view, from), reference(view, from), `round ${round}`);
+  }
 });
 
 Deno.test("skeleton: the line that is the whole of its buffer is given back after its last chunk, not before", () => {

@@ -45,7 +45,6 @@ import {
   discoverLimitMs,
   executableName,
 } from "./lib/auth/options.ts";
-import { logoutMain } from "./lib/auth/logout.ts";
 import { VSCODE_PROFILE } from "./lib/vscode/profile.ts";
 import { openStdio } from "./lib/jsonrpc/stdio_pipes.ts";
 
@@ -172,8 +171,12 @@ async function main(): Promise<number> {
   // SDK code calls console.debug; stdout is the protocol.
   redirectConsoleToStderr();
   const profile = VSCODE_PROFILE;
-  const logout = await logoutMain(Deno.args, createLogger(profile.name, "info"), USAGE);
-  if (logout !== undefined) return logout;
+  if (Deno.args[0] === "logout") {
+    // The logout and its OAuth code load only for it.
+    const { logoutMain } = await import("./lib/auth/logout.ts");
+    const logout = await logoutMain(Deno.args, createLogger(profile.name, "info"), USAGE);
+    if (logout !== undefined) return logout;
+  }
   let cli: Command;
   let tokenSource;
   try {

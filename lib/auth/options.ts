@@ -9,7 +9,7 @@
 
 import type { Logger } from "../bridge/log.ts";
 import { systemBrowser } from "./browser.ts";
-import { SignIn } from "./sign_in.ts";
+import type { SignIn } from "./sign_in.ts";
 import { defaultStoreDir, StoreError, TokenStore } from "./store.ts";
 
 /** The `parseArgs` options of the sign-in. */
@@ -233,6 +233,9 @@ export async function createSignIn(
   }
   const store = await openStore(settings, env);
   const url = new URL(serverUrl).href;
+  // The sign-in and the SDK's OAuth code load only for an upstream that signs in:
+  // about 30 MB of memory that a bridge in front of a command never needs.
+  const { SignIn } = await import("./sign_in.ts");
   return new SignIn({
     serverUrl: url,
     store,

@@ -16,7 +16,7 @@ import type { UpstreamClient, UpstreamRequestOptions } from "../upstream/client.
 import { CODES } from "./error_table.ts";
 import { BridgeError } from "./errors.ts";
 import { mapUpstreamFailure } from "./failures.ts";
-import type { Declared } from "./input_checks.ts";
+import { type Declared, loadFormChecks } from "./input_checks.ts";
 import { formatLimit, type Limits, roundTimeoutMs } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import { type Answer, CANCEL_REASONS, type PendingTable } from "./pending.ts";
@@ -172,6 +172,7 @@ async function askRound(
   accepted: Map<string, UrlStep>,
   signal: AbortSignal,
 ): Promise<Asked> {
+  await loadFormChecks();
   const plan = planQuestions(requests, {
     declared: env.declared,
     accepted,

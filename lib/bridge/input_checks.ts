@@ -1,13 +1,27 @@
 /**
  * The checks of an input request before the client gets a question, and the
- * shapes of the client's answers. Each check returns a result; none throws.
+ * shapes of the client's answers. Each check returns a result; none throws
+ * (a form needs {@linkcode loadFormChecks} first, as the rounds do).
  *
  * @module
  */
 
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import type { Cause } from "./error_table.ts";
-import { compileSchema, type FormCheck } from "./form_schema.ts";
+import type { FormCheck } from "./form_schema.ts";
+
+/** The compiler of requestedSchema, once {@linkcode loadFormChecks} loaded it. */
+let compileSchema: ((schema: JsonObject) => FormCheck | undefined) | undefined;
+
+/**
+ * Loads the compiler of requestedSchema (./form_schema.ts: ajv and the
+ * linear-time regular expressions), before the first round that asks the
+ * client: about 20 MB of memory that a bridge whose server never asks for
+ * input does not spend. Later calls cost nothing.
+ */
+export async function loadFormChecks(): Promise<void> {
+  compileSchema ??= (await import("./form_schema.ts")).compileSchema;
+}
 
 /** One input request, classified. */
 export type InputKind = "form" | "url" | "sampling" | "roots";
@@ -151,6 +165,9 @@ export function checkInputRequest(request: Json | undefined, declared: Declared)
         return { ok: false, failure: SHAPE };
       }
       if (!declared.form) return undeclared("the client did not declare elicitation.form");
+      if (!compileSchema) {
+        throw new Error("loadFormChecks() comes before the first check of a form");
+      }
       const validate = compileSchema(schema);
       if (!validate) {
         return {

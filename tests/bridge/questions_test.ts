@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { declaredOf } from "../../lib/bridge/input_checks.ts";
+import { declaredOf, loadFormChecks } from "../../lib/bridge/input_checks.ts";
 import type { Answer } from "../../lib/bridge/pending.ts";
 import {
   CONTINUE_MESSAGE,
@@ -13,6 +13,9 @@ import {
   type UrlStep,
 } from "../../lib/bridge/questions.ts";
 import type { Json, JsonObject } from "../../lib/jsonrpc/message.ts";
+
+// The rounds load the compiler of requestedSchema before their first question.
+await loadFormChecks();
 
 const ALL = declaredOf({ elicitation: { form: {}, url: {} }, sampling: {}, roots: {} });
 const FORM = {

@@ -83,21 +83,42 @@ export function nextSpecial(line: Uint8Array, from: number): number {
   const head = Math.min(end, from + BYTE_SCAN);
   for (; i < head; i++) if (isSpecial(line[i]!)) return i;
   for (; i < end && ((line.byteOffset + i) & 3) !== 0; i++) if (isSpecial(line[i]!)) return i;
-  const words = (end - i) >> 2;
-  if (words > 0) {
-    const view = new Uint32Array(line.buffer, line.byteOffset + i, words);
-    let k = 0;
-    for (; k < words; k++) {
-      const w = view[k]!;
-      const q = w ^ 0x22222222;
-      const b = w ^ 0x5c5c5c5c;
-      const hit = ((q - 0x01010101) & ~q) | ((b - 0x01010101) & ~b) | ((w - 0x20202020) & ~w);
-      if ((hit & 0x80808080) !== 0) break;
+  // Block by block: each call of plainWords is short (see there).
+  for (let words = 0; end - i >= 4; i += words * 4) {
+    words = Math.min((end - i) >> 2, BLOCK_WORDS);
+    const plain = plainWords(new Uint32Array(line.buffer, line.byteOffset + i, words));
+    if (plain < words) {
+      i += plain * 4;
+      break;
     }
-    i += k * 4;
   }
   for (; i < end; i++) if (isSpecial(line[i]!)) return i;
   return -1;
+}
+
+/** The words of one call of {@linkcode plainWords}: 256 KiB. */
+const BLOCK_WORDS = 64 * 1024;
+
+/**
+ * How many words of `view` come before the first that holds a special byte.
+ * Called on blocks of a long string, not on the whole of it: V8 compiles a
+ * loop that runs for a long time while it runs (on-stack replacement), and
+ * when a buffer of a large line was given back (`transfer(0)`) that code was
+ * thrown away and the whole scan of the next large line ran about seven
+ * times slower. A short function called many times is compiled as a whole,
+ * and a lost compilation costs one block.
+ */
+function plainWords(view: Uint32Array): number {
+  const words = view.length;
+  let k = 0;
+  for (; k < words; k++) {
+    const w = view[k]!;
+    const q = w ^ 0x22222222;
+    const b = w ^ 0x5c5c5c5c;
+    const hit = ((q - 0x01010101) & ~q) | ((b - 0x01010101) & ~b) | ((w - 0x20202020) & ~w);
+    if ((hit & 0x80808080) !== 0) break;
+  }
+  return k;
 }
 
 /**

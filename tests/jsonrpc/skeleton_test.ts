@@ -138,6 +138,21 @@ Deno.test("nextSpecial finds the first quote, backslash or control byte, as a by
   }
 });
 
+Deno.test("nextSpecial finds a special byte on each side of the 256 KiB blocks of its scan", () => {
+  const block = 256 * 1024;
+  const bytes = new Uint8Array(4 * block + 64).fill(0x41);
+  for (const at of [block - 1, block, block + 1, 2 * block + 3, 3 * block - 2, 4 * block + 63]) {
+    for (const special of [0x22, 0x5c, 0x1f]) {
+      bytes[at] = special;
+      for (const from of [0, 1, 5]) {
+        strictEqual(nextSpecial(bytes, from), at, `${special} at ${at}`);
+      }
+      bytes[at] = 0x41;
+    }
+  }
+  strictEqual(nextSpecial(bytes, 0), -1);
+});
+
 Deno.test("skeleton: the line that is the whole of its buffer is given back after its last chunk, not before", () => {
   const text = JSON.stringify({ result: { a: long("a") } });
   const line = enc.encode(text);

@@ -91,8 +91,13 @@ export function socketChunks(socket: Socket): ChunkSource {
   socket.pause();
   socket.on("data", (data: Uint8Array) => {
     socket.pause();
-    // A plain view: a Buffer's slice() is a view, where the framer expects a copy.
-    const chunk = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    // A plain Uint8Array (a Buffer's slice() is a view, where the framer
+    // expects a copy) over a buffer of its own: the framer may give that
+    // buffer's memory back (`owned`), which must hold nothing else.
+    const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
+    const chunk = whole && data.buffer instanceof ArrayBuffer
+      ? new Uint8Array(data.buffer)
+      : new Uint8Array(data); // a copy
     if (waiter) give(chunk);
     else queue.push(chunk);
   });

@@ -141,3 +141,22 @@ Deno.test("socketWriter: a large write goes to the socket in pieces of at most 1
   strictEqual(at, bytes.length);
   ok(joined.every((b, i) => b === bytes[i]), "the pieces are the bytes, in order");
 });
+
+Deno.test("socketChunks: a chunk that is a view of a larger buffer comes as a copy with a buffer of its own", async () => {
+  const { EventEmitter } = await import("node:events");
+  const { Buffer } = await import("node:buffer");
+  // A socket whose reads come from one pool, as Node's small Buffers can.
+  const socket = Object.assign(new EventEmitter(), { pause() {}, resume() {}, destroy() {} });
+  const source = socketChunks(socket as unknown as net.Socket);
+  const pool = new Uint8Array(64).fill(7);
+  socket.emit("data", Buffer.from(pool.buffer, 10, 5));
+  const own = new Uint8Array([1, 2, 3]);
+  socket.emit("data", Buffer.from(own.buffer));
+  const first = (await source.next())!;
+  strictEqual(first.buffer.byteLength, 5, "a copy, not a view of the pool");
+  ok(first.every((b) => b === 7));
+  ok(!(first instanceof Buffer));
+  const second = (await source.next())!;
+  strictEqual(second.buffer, own.buffer, "a buffer of its own is not copied");
+  ok(!(second instanceof Buffer));
+});

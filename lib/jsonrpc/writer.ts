@@ -37,7 +37,20 @@ export interface MessageWriterOptions {
    * response: an error response for its id); undefined drops the message.
    */
   readonly replaceUnwritable?: (message: Message, error: Error) => Message | undefined;
+  /**
+   * The sink is done with a chunk once its write resolves, as a Deno
+   * resource (the pipe of a child) is: the writer then encodes each batch
+   * into the same buffer. Default: true for a {@linkcode ByteWriter}, whose
+   * contract it is; false for a WritableStream, whose reader can see a chunk
+   * after its write resolved (a TransformStream).
+   */
+  readonly reuseBuffer?: boolean;
 }
+
+/** The size of the reused batch buffer at the start; it grows up to {@linkcode MAX_REUSED_BYTES}. */
+const REUSED_BYTES = 16 * 1024;
+/** A batch buffer above this size is not kept after its batch. */
+const MAX_REUSED_BYTES = 1024 * 1024;
 
 interface Queued {
   /**
@@ -82,11 +95,21 @@ export class MessageWriter {
   /** Settles when the backlog falls to half the high water. */
   #drained: { promise: Promise<void>; resolve: () => void } | undefined;
   readonly #replace: MessageWriterOptions["replaceUnwritable"];
+  /**
+   * The buffer of the batches when the sink is done with each chunk at the
+   * end of its write: one allocation for the connection, where a buffer per
+   * batch cost an allocation outside the JS heap and its free by the
+   * collector's thread (a lock of the allocator) for every small message.
+   */
+  #reused: Uint8Array | undefined;
 
   constructor(sink: ByteOutput, options: MessageWriterOptions = {}) {
     this.#writer = openSink(sink);
     this.#highWater = options.highWaterBytes ?? HIGH_WATER_BYTES;
     this.#replace = options.replaceUnwritable;
+    if (options.reuseBuffer ?? !(sink instanceof WritableStream)) {
+      this.#reused = new Uint8Array(REUSED_BYTES);
+    }
   }
 
   /** The bytes that wait for the sink. */
@@ -194,7 +217,13 @@ export class MessageWriter {
         continue;
       }
       const batch = this.#takeBatch();
-      const chunk = encodeBatch(batch);
+      const chunk = encodeBatch(batch, this.#reused);
+      // A larger buffer that this batch needed serves the next ones.
+      if (this.#reused && chunk.buffer !== this.#reused.buffer) {
+        if (chunk.buffer.byteLength <= MAX_REUSED_BYTES) {
+          this.#reused = new Uint8Array(chunk.buffer);
+        }
+      }
       if (!this.#broken) {
         try {
           await this.#writer.write(chunk);
@@ -258,14 +287,19 @@ export class MessageWriter {
 
 /**
  * Encodes the texts of a batch, each with its newline, into one buffer:
- * one allocation per batch, where an encode per message and a join made two
- * per message and copied each line twice. The buffer starts at the length of
- * the texts (exact for ASCII) and grows only for a text with other characters.
+ * `into` when it is large enough, else a new one; where an encode per
+ * message and a join made two allocations per message and copied each line
+ * twice. The buffer starts at the length of the texts (exact for ASCII) and
+ * grows only for a text with other characters. The result is a view of its
+ * buffer.
  */
-export function encodeBatch(batch: readonly { readonly body: Body }[]): Uint8Array {
+export function encodeBatch(
+  batch: readonly { readonly body: Body }[],
+  into?: Uint8Array,
+): Uint8Array {
   let chars = 0;
   for (const { body } of batch) chars += (body as string).length + 1;
-  let buffer = new Uint8Array(chars);
+  let buffer = into && into.length >= chars ? into : new Uint8Array(chars);
   let at = 0;
   for (let i = 0; i < batch.length; i++) {
     const text = batch[i]!.body as string;

@@ -112,7 +112,8 @@ class StdioLink implements UpstreamLink {
     this.#child = child;
     this.#stopGraceMs = options.stopGraceMs;
     this.#maxLineBytes = options.maxLineBytes;
-    this.#writer = new MessageWriter(child.stdin);
+    // The child's stdin is a Deno resource: done with each chunk when its write resolves.
+    this.#writer = new MessageWriter(child.stdin, { reuseBuffer: true });
     this.ended = child.status.then(async (status): Promise<LinkEnd> => {
       const code = status.signal ? null : status.code;
       if (wrapped && (code === 126 || code === 127)) {

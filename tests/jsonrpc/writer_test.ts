@@ -1,4 +1,4 @@
-import { deepStrictEqual, ok } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { MessageWriter } from "../../lib/jsonrpc/writer.ts";
 
 Deno.test("writer writes one whole message per line in the order of the calls, with back pressure", async () => {
@@ -186,4 +186,50 @@ Deno.test("the messages of one task go out in one write; a later task gets its o
   deepStrictEqual(chunks.length, 2);
   deepStrictEqual(chunks[0]!.split("\n").filter(Boolean).length, 5);
   deepStrictEqual(JSON.parse(chunks[1]!).method, "b");
+});
+
+Deno.test("reused batch buffer: a chunk stays as written until its write resolves, and then serves the next batch", async () => {
+  const dec = new TextDecoder();
+  const held: { chunk: Uint8Array; text: string; done: (n: number) => void }[] = [];
+  // A ByteWriter that takes its time: each write resolves only when the test says.
+  const writer = new MessageWriter({
+    write: (chunk) => new Promise((done) => held.push({ chunk, text: dec.decode(chunk), done })),
+  });
+  const texts: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    writer.send({ jsonrpc: "2.0", method: "m", params: { i, text: "é".repeat(i * 3000) } });
+    // Let the flush start; the next message waits for the write in flight.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    strictEqual(held.length, 1, "one write in flight at a time");
+    const [write] = held;
+    // Nothing changed the bytes while the sink held them.
+    strictEqual(dec.decode(write!.chunk), write!.text);
+    texts.push(write!.text);
+    held.length = 0;
+    write!.done(write!.chunk.length);
+  }
+  await writer.close();
+  deepStrictEqual(texts.map((t) => JSON.parse(t).params.i), [0, 1, 2, 3, 4, 5]);
+});
+
+Deno.test("a WritableStream's chunks are never reused: a reader that reads them late sees each whole", async () => {
+  const stream = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = new MessageWriter(stream.writable);
+  const writes = [];
+  for (let i = 0; i < 20; i++) {
+    writes.push(writer.write({ jsonrpc: "2.0", method: "m", params: { i } }));
+  }
+  // The reader reads only after the writes resolved.
+  const reading = (async () => {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of stream.readable) chunks.push(chunk);
+    return chunks;
+  })();
+  await Promise.all(writes);
+  await writer.close();
+  await stream.writable.close().catch(() => {});
+  const text = (await reading).map((c) => new TextDecoder().decode(c)).join("");
+  deepStrictEqual(text.trimEnd().split("\n").map((l) => JSON.parse(l).params.i), [
+    ...Array(20).keys(),
+  ]);
 });

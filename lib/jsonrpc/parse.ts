@@ -102,7 +102,11 @@ export function nestingDepth(bytes: Uint8Array, limit: number): number {
 export function parseLine(bytes: Uint8Array, maxDepth: number = DEFAULT_MAX_DEPTH): ParseOutcome {
   const text = decodeLine(bytes);
   if (text === undefined) return { ok: false, cause: "parse_error" };
-  if (nestingDepth(bytes, maxDepth) === Infinity) return { ok: false, cause: "too_deep" };
+  // Each level opens with a byte of its own: a line of at most `maxDepth`
+  // bytes cannot be deeper (every upstream line of a small result).
+  if (bytes.length > maxDepth && nestingDepth(bytes, maxDepth) === Infinity) {
+    return { ok: false, cause: "too_deep" };
+  }
   try {
     return { ok: true, value: JSON.parse(text) as Json };
   } catch {

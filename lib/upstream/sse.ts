@@ -80,6 +80,81 @@ export async function readBounded(
   return concatBytes(chunks, length);
 }
 
+/**
+ * Reads a body of a known length (its Content-Length) into one buffer of
+ * that length. `arrayBuffer()` gathers the chunks and then copies them into
+ * a new buffer: two copies of a 63 MiB body at its end, and the second
+ * large body of a process on top of the first one's garbage. A BYOB read
+ * fills the buffer in place (a stream without BYOB is copied chunk by chunk
+ * into it). A body that ends early fails (the connection dropped), one that
+ * goes on past its length is {@linkcode TooLargeError}.
+ *
+ * @example
+ * ```ts
+ * import { readKnownLength } from "./sse.ts";
+ * const bytes = await readKnownLength(new Response("{}").body!, 2);
+ * if (new TextDecoder().decode(bytes) !== "{}") throw new Error();
+ * ```
+ */
+export async function readKnownLength(
+  body: ReadableStream<Uint8Array>,
+  length: number,
+): Promise<Uint8Array> {
+  let byob: ReadableStreamBYOBReader | undefined;
+  try {
+    byob = body.getReader({ mode: "byob" });
+  } catch {
+    byob = undefined; // not a byte stream
+  }
+  if (!byob) return await copyKnownLength(body, length);
+  let buffer = new Uint8Array(length);
+  let at = 0;
+  try {
+    while (at < length) {
+      const { done, value } = await byob.read(buffer.subarray(at));
+      if (done || !value) break;
+      // The read hands the memory back under a new ArrayBuffer.
+      buffer = new Uint8Array(value.buffer);
+      at += value.length;
+    }
+    if (at < length) throw new Error("the body ended before its Content-Length");
+    // The end of the body, or a byte past its length.
+    const after = await byob.read(new Uint8Array(1));
+    if (!after.done) {
+      byob.cancel().catch(() => {});
+      throw new TooLargeError(length);
+    }
+  } finally {
+    byob.releaseLock();
+  }
+  return buffer;
+}
+
+async function copyKnownLength(
+  body: ReadableStream<Uint8Array>,
+  length: number,
+): Promise<Uint8Array> {
+  const buffer = new Uint8Array(length);
+  let at = 0;
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (at + value.length > length) {
+        reader.cancel().catch(() => {});
+        throw new TooLargeError(length);
+      }
+      buffer.set(value, at);
+      at += value.length;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  if (at < length) throw new Error("the body ended before its Content-Length");
+  return buffer;
+}
+
 /** The state of one event while its lines come in. */
 class EventBuilder {
   event = "";

@@ -350,3 +350,37 @@ Deno.test("http: a 307 within the origin is followed; a redirect to another orig
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge);
 });
+
+Deno.test("http: a large JSON body of a known length comes whole; one that stops before its Content-Length is transport_failed", async () => {
+  const text = "QUJD".repeat(512 * 1024); // 2 MiB: read in place, into a buffer of its length
+  await using upstream = serveMcp((m) => {
+    if (m.method !== "tools/call") return undefined;
+    const body = new TextEncoder().encode(JSON.stringify({
+      jsonrpc: "2.0",
+      id: m.id,
+      result: { resultType: "complete", content: [{ type: "text", text }] },
+    }));
+    const name = (m.params as { name?: string }).name;
+    const headers = { "content-type": "application/json", "content-length": String(body.length) };
+    if (name === "whole") return new Response(body, { headers });
+    // The same Content-Length, and the connection drops after half of the body.
+    let sent = false;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) return controller.error(new Error("dropped"));
+        sent = true;
+        controller.enqueue(body.subarray(0, body.length >> 1));
+      },
+    });
+    return new Response(stream, { headers });
+  });
+  await using bridge = new UrlBridge([...ARGS, upstream.url], ENV);
+  await bridge.initialize();
+  await bridge.request(1, "tools/call", { name: "whole", arguments: {} });
+  const whole = await bridge.response(1);
+  strictEqual((whole.result as { content: { text: string }[] }).content[0]!.text, text);
+  await bridge.request(2, "tools/call", { name: "cut", arguments: {} });
+  deepStrictEqual(errorOf(await bridge.response(2)).data, { cause: "transport_failed" });
+  strictEqual(await bridge.exit(), 0);
+  assertNoSecret(bridge);
+});

@@ -44,8 +44,6 @@ export class Deadlines {
   #size = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #armedFor = Infinity;
-  /** True while the timer is unref'd: no deadline is pending. */
-  #idle = false;
 
   /** How many deadlines are armed. */
   get size(): number {
@@ -55,7 +53,7 @@ export class Deadlines {
   /** Whether a timer exists, and whether it holds the process (for the tests). */
   get timer(): "none" | "held" | "idle" {
     if (this.#timer === undefined) return "none";
-    return this.#idle ? "idle" : "held";
+    return this.#size === 0 ? "idle" : "held";
   }
 
   /** Calls `fire` after `ms`, unless the deadline is canceled first. */
@@ -67,12 +65,10 @@ export class Deadlines {
     }
     const deadline: Deadline = { at: performance.now() + ms, fire, queue };
     queue.add(deadline);
-    this.#size++;
+    // A timer with no deadline is the unref'd one that the last cancel left.
+    const idle = this.#size++ === 0 && this.#timer !== undefined;
     if (deadline.at < this.#armedFor) this.#arm(deadline.at);
-    else if (this.#idle) {
-      Deno.refTimer(this.#timer as unknown as number);
-      this.#idle = false;
-    }
+    else if (idle) Deno.refTimer(this.#timer as unknown as number);
     return deadline;
   }
 
@@ -84,7 +80,6 @@ export class Deadlines {
     if (!deadline.queue.delete(deadline)) return;
     if (--this.#size === 0 && this.#timer !== undefined) {
       Deno.unrefTimer(this.#timer as unknown as number);
-      this.#idle = true;
     }
   }
 
@@ -93,20 +88,17 @@ export class Deadlines {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#armedFor = Infinity;
-    this.#idle = false;
   }
 
   #arm(at: number): void {
     clearTimeout(this.#timer);
     this.#armedFor = at;
-    this.#idle = false;
     this.#timer = setTimeout(() => this.#tick(), Math.max(0, at - performance.now()));
   }
 
   #tick(): void {
     this.#timer = undefined;
     this.#armedFor = Infinity;
-    this.#idle = false;
     const now = performance.now();
     let next = Infinity;
     const due: Deadline[] = [];

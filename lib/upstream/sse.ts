@@ -85,9 +85,9 @@ export async function readBounded(
  * that length. `arrayBuffer()` gathers the chunks and then copies them into
  * a new buffer: two copies of a 63 MiB body at its end, and the second
  * large body of a process on top of the first one's garbage. A BYOB read
- * fills the buffer in place (a stream without BYOB is copied chunk by chunk
- * into it). A body that ends early fails (the connection dropped), one that
- * goes on past its length is {@linkcode TooLargeError}.
+ * fills the buffer in place (a stream without BYOB is read by
+ * {@linkcode readBounded}). A body that ends early fails (the connection
+ * dropped), one that goes on past its length is {@linkcode TooLargeError}.
  *
  * @example
  * ```ts
@@ -106,7 +106,12 @@ export async function readKnownLength(
   } catch {
     byob = undefined; // not a byte stream
   }
-  if (!byob) return await copyKnownLength(body, length);
+  if (!byob) {
+    // Not a byte stream (a fetch body always is one): read it as a bounded body.
+    const bytes = await readBounded(body, length);
+    if (bytes.length < length) throw new Error("the body ended before its Content-Length");
+    return bytes;
+  }
   let buffer = new Uint8Array(length);
   let at = 0;
   try {
@@ -127,31 +132,6 @@ export async function readKnownLength(
   } finally {
     byob.releaseLock();
   }
-  return buffer;
-}
-
-async function copyKnownLength(
-  body: ReadableStream<Uint8Array>,
-  length: number,
-): Promise<Uint8Array> {
-  const buffer = new Uint8Array(length);
-  let at = 0;
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (at + value.length > length) {
-        reader.cancel().catch(() => {});
-        throw new TooLargeError(length);
-      }
-      buffer.set(value, at);
-      at += value.length;
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  if (at < length) throw new Error("the body ended before its Content-Length");
   return buffer;
 }
 

@@ -34,6 +34,7 @@ import { decodeUpstream } from "./decode.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
+import { Http1Client, type PostTransport } from "./http1.ts";
 import { readBounded, readEvents, readKnownLength, TooLargeError } from "./sse.ts";
 import type { TokenSource } from "./token_source.ts";
 
@@ -45,8 +46,11 @@ export interface HttpLinkOptions {
   readonly headers?: readonly (readonly [string, string])[];
   /** The largest JSON response and the largest event of a stream. */
   readonly maxResponseBytes: number;
-  /** The HTTP client (CA certificates); the default client of fetch without it. */
-  readonly client?: Deno.HttpClient;
+  /**
+   * How a POST goes: fetch behind a proxy (`fetchTransport` of `http1.ts`);
+   * without it, an {@linkcode Http1Client} with the default roots.
+   */
+  readonly transport?: PostTransport;
   /** The sign-in; without it a 401 or 403 fails the request. */
   readonly tokenSource?: TokenSource;
   /** A debug line for what the link drops (it names no URL). */
@@ -87,6 +91,7 @@ class HttpLink implements UpstreamLink {
   readonly isRemote = true;
   readonly ended: Promise<LinkEnd>;
   readonly #o: HttpLinkOptions;
+  readonly #transport: PostTransport;
   #sink: FrameSink | undefined;
   /** Frames that came before `read` (none in practice: the client reads at once). */
   #early: UpstreamFrame[] = [];
@@ -106,6 +111,7 @@ class HttpLink implements UpstreamLink {
 
   constructor(options: HttpLinkOptions) {
     this.#o = options;
+    this.#transport = options.transport ?? new Http1Client();
     const source = options.tokenSource;
     if (source) {
       this.nextSignIn = () => source.nextSignIn();
@@ -166,11 +172,7 @@ class HttpLink implements UpstreamLink {
       new Promise<void>((resolve) => timer = setTimeout(resolve, CLOSE_GRACE_MS)),
     ]).finally(() => {
       clearTimeout(timer);
-      try {
-        this.#o.client?.close();
-      } catch {
-        // already closed
-      }
+      this.#transport.close();
     });
     return this.#closing;
   }
@@ -190,6 +192,9 @@ class HttpLink implements UpstreamLink {
     for (const [name, value] of this.#o.headers ?? []) headers.set(name, value);
     headers.set("content-type", "application/json");
     headers.set("accept", "application/json, text/event-stream");
+    // No compression: the limit counts the bytes of the message, and fetch would
+    // decode a gzip body whose Content-Length is the compressed one.
+    headers.set("accept-encoding", "identity");
     for (const [name, value] of mirroredHeaders(message, (tool) => this.#paramHeaders.get(tool))) {
       headers.set(name, value);
     }
@@ -229,14 +234,7 @@ class HttpLink implements UpstreamLink {
   async #fetchWithinOrigin(headers: Headers, body: string, signal: AbortSignal): Promise<Response> {
     let url = this.#o.url;
     for (let hop = 0;; hop++) {
-      const response = await fetch(url, {
-        method: "POST",
-        headers,
-        body,
-        signal,
-        redirect: "manual",
-        ...(this.#o.client && { client: this.#o.client }),
-      });
+      const response = await this.#transport.post(url, { headers, body, signal });
       if ((response.status !== 307 && response.status !== 308) || hop >= MAX_REDIRECTS) {
         return response;
       }

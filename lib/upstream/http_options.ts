@@ -10,6 +10,7 @@
 
 import { UpstreamFailure } from "./failure.ts";
 import { createHttpLink } from "./http.ts";
+import { fetchTransport, Http1Client, type PostTransport } from "./http1.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "./token_source.ts";
 
@@ -234,19 +235,26 @@ export interface RemoteConnectOptions {
 }
 
 /**
- * The `Connect` of a URL upstream: it makes the HTTP client (the CA
- * certificates; fetch applies HTTPS_PROXY, HTTP_PROXY and NO_PROXY) and the
- * link. It rejects with `connect_failed` when the client cannot be made,
- * for example for a proxy variable that is not a URL.
+ * The `Connect` of a URL upstream: it makes the transport of the POSTs and
+ * the link. Without a proxy variable for the scheme of the URL, that is the
+ * bridge's own HTTP/1.1 client (`http1.ts`, the CA certificates added to the
+ * roots); with one, fetch, which applies HTTPS_PROXY, HTTP_PROXY and
+ * NO_PROXY. It rejects with `connect_failed` when the transport cannot be
+ * made, for example for a proxy variable that is not a URL.
  */
 export function connectRemote(target: RemoteTarget, options: RemoteConnectOptions = {}): Connect {
   return () => {
     const env = options.env ?? ((name: string) => Deno.env.get(name));
-    let client: Deno.HttpClient | undefined;
+    let transport: PostTransport;
     try {
       const proxy = proxyVariable(target.url, env);
-      if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
-      if (target.caCerts) client = Deno.createHttpClient({ caCerts: [...target.caCerts] });
+      if (proxy === undefined) {
+        transport = new Http1Client(target.caCerts ? { caCerts: target.caCerts } : {});
+      } else {
+        new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
+        const caCerts = target.caCerts && [...target.caCerts];
+        transport = fetchTransport(caCerts && Deno.createHttpClient({ caCerts }));
+      }
     } catch {
       return Promise.reject(new UpstreamFailure("connect_failed"));
     }
@@ -254,7 +262,7 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
       url: target.url,
       headers: target.headers,
       maxResponseBytes: target.maxResponseBytes,
-      ...(client && { client }),
+      transport,
       ...(options.tokenSource && { tokenSource: options.tokenSource }),
       ...(options.debug && { debug: options.debug }),
     });

@@ -7,6 +7,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
+import { fetchTransport, Http1Client } from "../../lib/upstream/http1.ts";
 import type { UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 import type { Challenge, ChallengeOutcome, TokenSource } from "../../lib/upstream/token_source.ts";
 import { json, serveMcp } from "../fixtures/http_raw.ts";
@@ -149,4 +150,36 @@ Deno.test("http link: without a token source there is no nextSignIn; a closed li
   release();
   await new Promise((resolve) => setTimeout(resolve, 50));
   strictEqual(frames.length, 0);
+});
+
+Deno.test("http link: no compression is asked for, and so fetch never decodes a gzip body past the limit (its Content-Length is the compressed one)", async () => {
+  const text = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { text: "a".repeat(300_000) } });
+  const gzip = new Uint8Array(
+    await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip")))
+      .arrayBuffer(),
+  );
+  await using upstream = serveMcp(() =>
+    new Response(gzip, {
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    })
+  );
+  for (const transport of [fetchTransport(), new Http1Client()]) {
+    const link = await createHttpLink({
+      url: new URL(upstream.url),
+      maxResponseBytes: 100_000,
+      transport,
+    });
+    const frames: UpstreamFrame[] = [];
+    link.read((frame) => {
+      frames.push(frame);
+    });
+    await call(link, 1);
+    await waitFor("the failure", () => frames.length === 1);
+    const failed = frames[0] as { kind: string; failure?: UpstreamFailure };
+    strictEqual(failed.kind, "failed");
+    strictEqual(failed.failure?.kind, "invalid_response");
+    await link.close();
+  }
+  ok(upstream.seen.length === 2);
+  ok(upstream.seen.every((r) => r.headers.get("accept-encoding") === "identity"));
 });

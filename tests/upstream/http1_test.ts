@@ -1,0 +1,277 @@
+/**
+ * The HTTP/1.1 client of the HTTP link against real servers on 127.0.0.1:
+ * Deno.serve for the ordinary framing (keep-alive, chunked streams, a body
+ * read in place), and a raw TCP server for what Deno.serve will not send (a
+ * connection closed while idle, an interim response, a bad head, a body that
+ * ends early or runs to the end of the connection).
+ */
+
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { fetchTransport, Http1Client, HttpProtocolError } from "../../lib/upstream/http1.ts";
+import { readKnownLength } from "../../lib/upstream/sse.ts";
+
+const enc = new TextEncoder();
+const never = () => new AbortController().signal;
+
+/** Deno.serve on 127.0.0.1; each request's remote port and headers are kept. */
+function serve(handler: (request: Request) => Response | Promise<Response>) {
+  const ports: number[] = [];
+  const heads: Headers[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (r, info) => {
+    ports.push(info.remoteAddr.port);
+    heads.push(r.headers);
+    return handler(r);
+  });
+  return {
+    url: new URL(`http://127.0.0.1:${server.addr.port}/mcp?k=v`),
+    ports,
+    heads,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+/**
+ * A raw TCP server: `answer` gets the connection's number and the request's
+ * (both count from 1 over the server's life) and writes what it likes; it
+ * returns false to close the connection.
+ */
+function serveRaw(
+  answer: (conn: Deno.Conn, connection: number, request: number) => Promise<boolean>,
+) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let connections = 0;
+  let requests = 0;
+  const conns = new Set<Deno.Conn>();
+  (async () => {
+    for await (const conn of listener) {
+      const number = ++connections;
+      conns.add(conn);
+      (async () => {
+        const buffer = new Uint8Array(65536);
+        let text = "";
+        for (;;) {
+          const n = await conn.read(buffer).catch(() => null);
+          if (n === null) break;
+          text += new TextDecoder().decode(buffer.subarray(0, n));
+          const end = text.indexOf("\r\n\r\n");
+          if (end === -1) continue;
+          const length = Number(/content-length: (\d+)/.exec(text)?.[1] ?? 0);
+          if (text.length < end + 4 + length) continue;
+          text = text.slice(end + 4 + length);
+          if (!await answer(conn, number, ++requests)) break;
+        }
+        conns.delete(conn);
+        try {
+          conn.close();
+        } catch { /* closed */ }
+      })();
+    }
+  })().catch(() => {});
+  const port = (listener.addr as Deno.NetAddr).port;
+  return {
+    url: new URL(`http://127.0.0.1:${port}/`),
+    get connections() {
+      return connections;
+    },
+    [Symbol.dispose]: () => {
+      listener.close();
+      for (const conn of conns) conn.close();
+    },
+  };
+}
+
+const write = (conn: Deno.Conn, text: string) => conn.write(enc.encode(text)).then(() => {});
+const post = (client: Http1Client, url: URL, body = "{}", signal = never()) =>
+  client.post(url, { headers: new Headers({ "x-test": "é" }), body, signal });
+
+Deno.test("http1: POSTs go over one keep-alive connection; the request has its length, host and headers", async () => {
+  await using server = serve(async (r) => new Response(`${r.method} ${await r.text()}`));
+  const client = new Http1Client();
+  strictEqual(await (await post(client, server.url, '{"a":"ü"}')).text(), 'POST {"a":"ü"}');
+  strictEqual(await (await post(client, server.url)).text(), "POST {}");
+  strictEqual(server.ports[0], server.ports[1], "the second POST reused the connection");
+  strictEqual(client.openConnections, 1);
+  const head = server.heads[0]!;
+  strictEqual(head.get("content-length"), String(enc.encode('{"a":"ü"}').length));
+  strictEqual(head.get("host"), server.url.host);
+  strictEqual(head.get("x-test"), "é", "a header value is sent as Latin-1, not UTF-8");
+  strictEqual(head.get("accept-encoding"), null);
+  client.close();
+  strictEqual(client.openConnections, 0);
+});
+
+Deno.test("http1: a chunked stream arrives chunk by chunk, and the connection is reused after it", async () => {
+  let release!: () => void;
+  const later = new Promise<void>((resolve) => release = resolve);
+  await using server = serve(() =>
+    new Response(
+      new ReadableStream({
+        async start(controller) {
+          controller.enqueue(enc.encode("event: message\ndata: 1\n\n"));
+          await later;
+          controller.enqueue(enc.encode("event: message\ndata: 2\n\n"));
+          controller.close();
+        },
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    )
+  );
+  const client = new Http1Client();
+  const response = await post(client, server.url);
+  strictEqual(response.headers.get("content-type"), "text/event-stream");
+  const reader = response.body!.getReader();
+  const first = await reader.read();
+  strictEqual(new TextDecoder().decode(first.value), "event: message\ndata: 1\n\n");
+  release();
+  let rest = "";
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    rest += new TextDecoder().decode(r.value);
+  }
+  strictEqual(rest, "event: message\ndata: 2\n\n");
+  await (await post(client, server.url)).text();
+  strictEqual(server.ports[0], server.ports[1]);
+  client.close();
+});
+
+Deno.test("http1: a body of a known length is read in place by a BYOB reader", async () => {
+  const big = new Uint8Array(3 * 1024 * 1024 + 7).map((_, i) => i % 251);
+  await using server = serve(() => new Response(big));
+  const client = new Http1Client();
+  const response = await post(client, server.url);
+  strictEqual(response.headers.get("content-length"), String(big.length));
+  const bytes = await readKnownLength(response.body!, big.length);
+  deepStrictEqual(bytes, big);
+  await (await post(client, server.url)).arrayBuffer();
+  strictEqual(server.ports[0], server.ports[1], "the connection went back to the pool");
+  client.close();
+});
+
+Deno.test("http1: a pooled connection that the server closed is replaced once; a new one is not retried", async () => {
+  using server = serveRaw(async (conn) => {
+    await write(conn, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+    return false; // closes after one response, without Connection: close
+  });
+  const client = new Http1Client();
+  strictEqual(await (await post(client, server.url)).text(), "ok");
+  // Let the close of the server reach us, as a connection that timed out while idle.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  strictEqual(await (await post(client, server.url)).text(), "ok");
+  strictEqual(server.connections, 2);
+  client.close();
+
+  using silent = serveRaw(() => Promise.resolve(false));
+  const fresh = new Http1Client();
+  await rejects(post(fresh, silent.url), (e) => e instanceof Error);
+  strictEqual(silent.connections, 1, "a connection that was never used is not tried again");
+  strictEqual(fresh.openConnections, 0);
+});
+
+Deno.test("http1: an idle connection older than idleMs is not reused", async () => {
+  await using server = serve(() => new Response("ok"));
+  const client = new Http1Client({ idleMs: 0 });
+  await (await post(client, server.url)).text();
+  await (await post(client, server.url)).text();
+  ok(server.ports[0] !== server.ports[1], "a new connection");
+  strictEqual(client.openConnections, 1, "the old one was closed");
+  client.close();
+});
+
+Deno.test("http1: interim responses are skipped; a body without a length runs to the end of the connection", async () => {
+  using server = serveRaw(async (conn) => {
+    await write(
+      conn,
+      "HTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\nHTTP/1.1 200 OK\r\n" +
+        'content-type: application/json\r\nconnection: close\r\n\r\n{"to":"the end"}',
+    );
+    return false;
+  });
+  const client = new Http1Client();
+  const response = await post(client, server.url);
+  strictEqual(response.status, 200);
+  strictEqual(response.headers.get("link"), null, "the headers are the final response's");
+  strictEqual(await response.text(), '{"to":"the end"}');
+  strictEqual(client.openConnections, 0, "a body to the end is not reused");
+  client.close();
+});
+
+Deno.test("http1: a bad head, a body that ends early and a bad chunk are errors, never a hang", async () => {
+  const answers = [
+    "HTTP/2 200\r\n\r\n",
+    "HTTP/1.1 200 OK\r\nbad header\r\n\r\n",
+    "HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nshort",
+    "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n",
+    "HTTP/1.1 200 OK\r\ncontent-length: 1, 2\r\n\r\nx",
+    `HTTP/1.1 200 OK\r\nx: ${"a".repeat(70_000)}\r\n\r\n`,
+  ];
+  for (const answer of answers) {
+    using server = serveRaw(async (conn) => {
+      await write(conn, answer);
+      return false;
+    });
+    const client = new Http1Client();
+    await rejects(
+      post(client, server.url).then((r) => r.text()),
+      (e) => e instanceof HttpProtocolError,
+      JSON.stringify(answer.slice(0, 60)),
+    );
+    strictEqual(client.openConnections, 0);
+    client.close();
+  }
+});
+
+Deno.test("http1: the signal stops a POST waiting for its head and a body being read, and closes the connection", async () => {
+  using server = serveRaw(async (conn, _, request) => {
+    if (request === 1) return true; // never answers the first request
+    await write(conn, "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\none\r\n");
+    return true; // and never ends the body
+  });
+  const client = new Http1Client();
+  const first = new AbortController();
+  const waiting = post(client, server.url, "{}", first.signal);
+  setTimeout(() => first.abort(new Error("stop the head")), 20);
+  await rejects(waiting, /stop the head/);
+  strictEqual(client.openConnections, 0);
+
+  const second = new AbortController();
+  const streaming = await post(client, server.url, "{}", second.signal);
+  const reader = streaming.body!.getReader();
+  strictEqual(new TextDecoder().decode((await reader.read()).value), "one");
+  const next = reader.read();
+  second.abort(new Error("stop the body"));
+  await rejects(next, /stop the body/);
+  strictEqual(client.openConnections, 0);
+  client.close();
+});
+
+Deno.test("http1: 204 and 304 have no body and keep the connection", async () => {
+  await using server = serve((r) =>
+    new Response(null, { status: r.headers.get("x-s") ? 304 : 204 })
+  );
+  const client = new Http1Client();
+  const a = await client.post(server.url, { headers: new Headers(), body: "{}", signal: never() });
+  strictEqual(a.status, 204);
+  strictEqual(a.body, null);
+  const b = await client.post(server.url, {
+    headers: new Headers({ "x-s": "1" }),
+    body: "{}",
+    signal: never(),
+  });
+  strictEqual(b.status, 304);
+  strictEqual(server.ports[0], server.ports[1]);
+  client.close();
+});
+
+Deno.test("http1: fetchTransport sends the POST through fetch without following redirects", async () => {
+  await using server = serve(() =>
+    new Response(null, { status: 307, headers: { location: "/x" } })
+  );
+  const transport = fetchTransport();
+  const response = await transport.post(server.url, {
+    headers: new Headers(),
+    body: "{}",
+    signal: never(),
+  });
+  strictEqual(response.status, 307);
+  await response.body?.cancel();
+  transport.close();
+});

@@ -41,8 +41,6 @@ export interface Limits {
   readonly listen_healthy_ms: number;
   /** How long the bridge waits for the acknowledgment of a listen stream. */
   readonly listen_ack_timeout_ms: number;
-  /** New streams after losses, before the bridge waits for a change. */
-  readonly max_lost_stream_retries: number;
 }
 
 const SECOND = 1000;
@@ -68,7 +66,6 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   listen_max_backoff_ms: 30 * SECOND,
   listen_healthy_ms: 10 * SECOND,
   listen_ack_timeout_ms: 10 * SECOND,
-  max_lost_stream_retries: 3,
 });
 
 /** The time limit of one round of a forwarded request. */

@@ -80,6 +80,9 @@ type StreamEnd = "retry" | "after_sign_in" | "stop";
  * child that stopped, an error of the server and each other status stop.
  */
 export function streamEndOf(failure: UpstreamFailure, session: UpstreamClient): StreamEnd {
+  // A sign-in that the stream's own 401 or 403 started and that failed (declined,
+  // timed out) is that challenge's row: it carries no status of its own.
+  if (failure.kind === "sign_in") return "after_sign_in";
   if (failure.status !== undefined) {
     const status = failure.status;
     if (status === 401 || status === 403) return "after_sign_in";
@@ -152,7 +155,6 @@ export class Listener {
   #streams = new Set<Stream>();
   #changes: Promise<void> = Promise.resolve();
   #backoff: Backoff;
-  #lostRetries = 0;
   #streamCount = 0;
   #closed = false;
   /** The stream that served the client was lost, and no stream has replaced it yet. */
@@ -323,13 +325,17 @@ export class Listener {
     return { end: "stop", error: BridgeError.of("invalid_response") };
   }
 
-  /** A stream ended: a lost active stream gets a new one after a wait, at most a few times. */
+  /**
+   * A stream ended: a lost active stream gets a new one after a wait. The
+   * waits double up to listen_max_backoff_ms and go on for as long as the
+   * streams fail (an outage of the server outlasts any count of tries); a
+   * stream that lived listen_healthy_ms resets them.
+   */
   #onEnd(stream: Stream, end: StreamEnd): void {
     const { limits, log } = this.#o;
     const lived = stream.ackedAt === undefined ? 0 : Date.now() - stream.ackedAt;
     if (lived >= limits.listen_healthy_ms) {
       this.#backoff.reset();
-      this.#lostRetries = 0;
     }
     const wasActive = this.#active === stream;
     if (wasActive) {
@@ -365,15 +371,6 @@ export class Listener {
       );
       return;
     }
-    if (this.#lostRetries >= limits.max_lost_stream_retries) {
-      log.warn(
-        `listen stream ${stream.n} ended ${
-          this.#lostRetries + 1
-        } times in a row; waiting for a change`,
-      );
-      return;
-    }
-    this.#lostRetries++;
     const wait = this.#backoff.take();
     log.info(`listen stream ${stream.n} ended; a new stream opens in ${formatLimit(wait)}`);
     const timer = setTimeout(() => {

@@ -254,14 +254,27 @@ class HttpLink implements UpstreamLink {
     const { signal } = exchange.controller;
     const fail = (failure: UpstreamFailure) =>
       this.#deliver({ kind: "failed", id: id as RequestId, failure }, exchange);
+    // The status of the response, once its head is here: every failure after it names it.
+    let status: number | undefined;
     try {
       const response = await this.#post(message, JSON.stringify(message), signal);
+      status = response.status;
       await this.#response(response, id, exchange);
     } catch (error) {
       if (signal.aborted || this.#closed) return;
-      if (error instanceof UpstreamFailure) await fail(error);
-      else if (error instanceof TooLargeError) await fail(new UpstreamFailure("invalid_response"));
-      else await fail(new UpstreamFailure("transport_failed"));
+      const facts = status === undefined ? {} : { status };
+      if (error instanceof UpstreamFailure) {
+        await fail(
+          error.status === undefined && status !== undefined && error.kind !== "sign_in"
+            ? new UpstreamFailure(error.kind, {
+              ...facts,
+              ...(error.error && { error: error.error }),
+            })
+            : error,
+        );
+      } else if (error instanceof TooLargeError) {
+        await fail(new UpstreamFailure("invalid_response", facts));
+      } else await fail(new UpstreamFailure("transport_failed", facts));
     }
   }
 

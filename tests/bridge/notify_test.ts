@@ -1,6 +1,8 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { assertSomeIncludes } from "../assert.ts";
-import { Backoff, streamFilter } from "../../lib/bridge/notify.ts";
+import { Backoff, streamEndOf, streamFilter } from "../../lib/bridge/notify.ts";
+import type { UpstreamClient } from "../../lib/upstream/client.ts";
+import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { RAW_SERVER } from "../process/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { startFrontend } from "./harness.ts";
@@ -32,32 +34,58 @@ Deno.test("stream filter: the declared lists and every subscribed URI", () => {
 
 type Obj = Record<string, unknown>;
 
-Deno.test("lost streams: at most 3 new streams after losses, then none until a change", async () => {
+Deno.test("lost streams: a new stream after each loss, for as long as they fail, the waits doubling to the maximum", async () => {
   const t = startFrontend(
     { listen_backoff_ms: 20, listen_max_backoff_ms: 40 },
     RAW_SERVER("listen"),
   );
   await t.initialize();
-  await t.call("n", "next_listen", { what: "end", count: 10 });
+  // The first stream and the next five end before their acknowledgment; the seventh lives.
+  await t.call("n", "next_listen", { what: "end", count: 6 });
   await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  await waitFor(
-    "the end of the retries",
-    () => t.logs.some((l) => l.includes("ended 4 times in a row; waiting for a change")),
-  );
+  deepStrictEqual((await t.next()).method, "notifications/tools/list_changed");
+  deepStrictEqual((await t.next()).method, "notifications/prompts/list_changed");
   const state = (await t.call("l", "listens")).at(-1)!.result as Obj;
-  strictEqual(((state.structuredContent as Obj).filters as unknown[]).length, 4);
-  assertSomeIncludes(t.logs, "ended 4 times in a row; waiting for a change");
+  strictEqual(((state.structuredContent as Obj).filters as unknown[]).length, 7);
   deepStrictEqual(
     t.logs.filter((l) => l.includes("a new stream opens in")).map((l) =>
       l.split(" in ").at(-1)!.trim()
     ),
-    [
-      "20 ms",
-      "40 ms",
-      "40 ms",
-    ],
+    ["20 ms", "40 ms", "40 ms", "40 ms", "40 ms", "40 ms"],
   );
+  ok(!t.logs.some((l) => l.includes("waiting for a change")), t.logs.join("\n"));
   strictEqual(await t.close(), 0);
+});
+
+Deno.test("streamEndOf: the rows of New streams after a loss, and a failed sign-in of the stream's own challenge", () => {
+  const session = { end: undefined } as unknown as UpstreamClient;
+  const exited = { end: { kind: "exited" } } as unknown as UpstreamClient;
+  const rows: [UpstreamFailure, UpstreamClient, string][] = [
+    [new UpstreamFailure("transport_failed", { status: 503 }), session, "retry"],
+    [new UpstreamFailure("transport_failed", { status: 408 }), session, "retry"],
+    [new UpstreamFailure("transport_failed", { status: 429 }), session, "retry"],
+    [new UpstreamFailure("transport_failed", { status: 501 }), session, "stop"],
+    [new UpstreamFailure("transport_failed", { status: 404 }), session, "stop"],
+    [new UpstreamFailure("sign_in", { status: 401 }), session, "after_sign_in"],
+    [new UpstreamFailure("sign_in", { status: 403 }), session, "after_sign_in"],
+    [
+      new UpstreamFailure("sign_in", { signIn: { cause: "reauthorization_required" } }),
+      session,
+      "after_sign_in",
+    ],
+    [
+      new UpstreamFailure("sign_in", { signIn: { cause: "sign_in_timeout" } }),
+      session,
+      "after_sign_in",
+    ],
+    [new UpstreamFailure("transport_failed"), session, "retry"],
+    [new UpstreamFailure("closed"), session, "retry"],
+    [new UpstreamFailure("closed"), exited, "stop"],
+    [new UpstreamFailure("rpc", { error: { code: -1, message: "x" } }), session, "stop"],
+  ];
+  for (const [failure, client, row] of rows) {
+    strictEqual(streamEndOf(failure, client), row, failure.message);
+  }
 });
 
 Deno.test("no acknowledgment in the limit: the stream is canceled and a new one opens after a wait", async () => {
@@ -84,7 +112,6 @@ Deno.test("a stream that lives the healthy time after its acknowledgment resets 
       listen_backoff_ms: 20,
       listen_max_backoff_ms: 1000,
       listen_healthy_ms: 300,
-      max_lost_stream_retries: 10,
     },
     RAW_SERVER("listen"),
   );

@@ -100,9 +100,18 @@ Deno.test("http: a JSON response of limit + 1 bytes and an SSE event over the li
     return await bridge.response(id);
   };
   ok("result" in await call(1, "exact"));
-  deepStrictEqual(errorOf(await call(2, "over")).data, { cause: "invalid_response" });
-  deepStrictEqual(errorOf(await call(3, "over-chunked")).data, { cause: "invalid_response" });
-  deepStrictEqual(errorOf(await call(4, "sse-over")).data, { cause: "invalid_response" });
+  deepStrictEqual(errorOf(await call(2, "over")).data, {
+    cause: "invalid_response",
+    detail: "HTTP status 200",
+  });
+  deepStrictEqual(errorOf(await call(3, "over-chunked")).data, {
+    cause: "invalid_response",
+    detail: "HTTP status 200",
+  });
+  deepStrictEqual(errorOf(await call(4, "sse-over")).data, {
+    cause: "invalid_response",
+    detail: "HTTP status 200",
+  });
   ok("result" in await call(5, "sse-exact"));
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge);
@@ -142,7 +151,10 @@ Deno.test("http: a body that is not valid JSON, a 2xx that is not JSON or SSE, a
     await bridge.request(id, "tools/call", { name: "x", arguments: { mode } });
     return errorOf(await bridge.response(id));
   };
-  deepStrictEqual((await call(1, "bad-json")).data, { cause: "invalid_response" });
+  deepStrictEqual((await call(1, "bad-json")).data, {
+    cause: "invalid_response",
+    detail: "HTTP status 200",
+  });
   deepStrictEqual((await call(2, "html")).data, {
     cause: "invalid_response",
     detail: "HTTP status 200",
@@ -152,10 +164,16 @@ Deno.test("http: a body that is not valid JSON, a 2xx that is not JSON or SSE, a
     detail: "HTTP status 202",
   });
   // An event without a message: the stream ends before the response.
-  deepStrictEqual((await call(4, "bad-event")).data, { cause: "transport_failed" });
+  deepStrictEqual((await call(4, "bad-event")).data, {
+    cause: "transport_failed",
+    detail: "HTTP status 200",
+  });
   deepStrictEqual(await call(5, "rpc-400"), { code: -32020, message: "header mismatch" });
   // Deeper than the nesting limit of the upstream: the bridge could not write it.
-  deepStrictEqual((await call(6, "deep")).data, { cause: "invalid_response" });
+  deepStrictEqual((await call(6, "deep")).data, {
+    cause: "invalid_response",
+    detail: "HTTP status 200",
+  });
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge);
 });
@@ -187,7 +205,10 @@ Deno.test("http: a server that drops the connection mid-stream fails the request
   await using bridge = new UrlBridge([...ARGS, upstream.url], ENV);
   await bridge.initialize();
   await bridge.request(1, "tools/call", { name: "x", arguments: {}, _meta: { progressToken: 7 } });
-  deepStrictEqual(errorOf(await bridge.response(1)).data, { cause: "transport_failed" });
+  deepStrictEqual(errorOf(await bridge.response(1)).data, {
+    cause: "transport_failed",
+    detail: "HTTP status 200",
+  });
   ok(bridge.queued.some((m) => m.method === "notifications/progress"));
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge);
@@ -380,7 +401,10 @@ Deno.test("http: a large JSON body of a known length comes whole; one that stops
   const whole = await bridge.response(1);
   strictEqual((whole.result as { content: { text: string }[] }).content[0]!.text, text);
   await bridge.request(2, "tools/call", { name: "cut", arguments: {} });
-  deepStrictEqual(errorOf(await bridge.response(2)).data, { cause: "transport_failed" });
+  deepStrictEqual(errorOf(await bridge.response(2)).data, {
+    cause: "transport_failed",
+    detail: "HTTP status 200",
+  });
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge);
 });

@@ -32,10 +32,10 @@ import {
 } from "../jsonrpc/message.ts";
 import { decodeUpstream } from "./decode.ts";
 import { UpstreamFailure } from "./failure.ts";
-import { mirroredHeaders, type ParamHeader, paramHeadersOf } from "./http_headers.ts";
+import { HEADER_MISMATCH, mirroredHeaders, ToolHeaders } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
 import { Http1Client, type PostTransport } from "./http1.ts";
-import { readBounded, readEvents, readKnownLength, TooLargeError } from "./sse.ts";
+import { readBounded, readEvents, readJsonBody, TooLargeError } from "./sse.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -61,12 +61,6 @@ export interface HttpLinkOptions {
 const CLOSE_GRACE_MS = 250;
 /** How many redirects within the origin one POST follows. */
 const MAX_REDIRECTS = 3;
-/**
- * A JSON body of a known length from this size on is read in place
- * (`readKnownLength`); a smaller one through `arrayBuffer()`, which costs
- * less per body.
- */
-const KNOWN_LENGTH_IN_PLACE = 1024 * 1024;
 /** How many challenges one request answers before it is refused. */
 const MAX_CHALLENGES = 3;
 
@@ -103,7 +97,7 @@ class HttpLink implements UpstreamLink {
   #posts = new Set<Promise<void>>();
   /** The tools/list requests in flight: their results give the Mcp-Param headers. */
   #toolLists = new Set<Json>();
-  #paramHeaders = new Map<string, readonly ParamHeader[]>();
+  #tools = new ToolHeaders();
 
   /** Only with a sign-in: a listen stream refused with 401 or 403 waits for it. */
   readonly nextSignIn?: () => Promise<void>;
@@ -195,7 +189,7 @@ class HttpLink implements UpstreamLink {
     // No compression: the limit counts the bytes of the message, and fetch would
     // decode a gzip body whose Content-Length is the compressed one.
     headers.set("accept-encoding", "identity");
-    for (const [name, value] of mirroredHeaders(message, (tool) => this.#paramHeaders.get(tool))) {
+    for (const [name, value] of mirroredHeaders(message, (tool) => this.#tools.get(tool))) {
       headers.set(name, value);
     }
     return headers;
@@ -257,9 +251,19 @@ class HttpLink implements UpstreamLink {
     // The status of the response, once its head is here: every failure after it names it.
     let status: number | undefined;
     try {
-      const response = await this.#post(message, JSON.stringify(message), signal);
+      const body = JSON.stringify(message);
+      let response = await this.#post(message, body, signal);
       status = response.status;
-      await this.#response(response, id, exchange);
+      const mayRetry = message.method === "tools/call";
+      if (await this.#response(response, id, exchange, mayRetry) === "header_mismatch") {
+        // As the SDK v2 client: the Mcp-Param headers did not match the tool (a call
+        // before any tools/list, or after its declarations changed). List the tools
+        // again, then send the call once more.
+        await this.#refreshToolHeaders(message, signal).catch(() => {});
+        response = await this.#post(message, body, signal);
+        status = response.status;
+        await this.#response(response, id, exchange, false);
+      }
     } catch (error) {
       if (signal.aborted || this.#closed) return;
       const facts = status === undefined ? {} : { status };
@@ -278,7 +282,17 @@ class HttpLink implements UpstreamLink {
     }
   }
 
-  async #response(response: Response, id: Json, exchange: Exchange): Promise<void> {
+  /**
+   * Reads the response of a request and gives its messages to the client.
+   * With `mayRetry`, a 400 with the header mismatch error is not given but
+   * returned as "header_mismatch".
+   */
+  async #response(
+    response: Response,
+    id: Json,
+    exchange: Exchange,
+    mayRetry: boolean,
+  ): Promise<"done" | "header_mismatch"> {
     const status = response.status;
     const type = mediaType(response.headers.get("content-type"));
     const limit = this.#o.maxResponseBytes;
@@ -289,33 +303,22 @@ class HttpLink implements UpstreamLink {
         // and the JSON-RPC error of that request: the error goes on.
         const message = decodeUpstream(await readBounded(body, limit));
         if (message && isResponseOf(message, id)) {
+          const error = isObject(message.error) ? message.error : undefined;
+          if (mayRetry && error?.code === HEADER_MISMATCH) return "header_mismatch";
           await this.#deliver({ kind: "message", value: message }, exchange);
-          return;
+          return "done";
         }
       } else await body?.cancel().catch(() => {});
       const ok = status >= 200 && status <= 299;
       throw new UpstreamFailure(ok ? "invalid_response" : "transport_failed", { status });
     }
     if (type === "application/json") {
-      const length = Number(response.headers.get("content-length") ?? Number.NaN);
-      if (length > limit) {
-        await body.cancel().catch(() => {});
-        throw new TooLargeError(limit);
-      }
-      // A body of a known length within the limit is read natively (HTTP
-      // framing stops it at that length), a large one into a buffer of its
-      // length; another one is counted as it comes.
-      const bytes = !Number.isSafeInteger(length)
-        ? await readBounded(body, limit)
-        : length >= KNOWN_LENGTH_IN_PLACE
-        ? await readKnownLength(body, length)
-        : new Uint8Array(await response.arrayBuffer());
-      const message = decodeUpstream(bytes);
+      const message = decodeUpstream(await readJsonBody(response, limit));
       if (!message) throw new UpstreamFailure("invalid_response");
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);
       if (!isResponseOf(message, id)) throw new UpstreamFailure("invalid_response");
-      return;
+      return "done";
     }
     if (type !== "text/event-stream") {
       await body.cancel().catch(() => {});
@@ -334,7 +337,7 @@ class HttpLink implements UpstreamLink {
       this.#observe(id, message);
       await this.#deliver({ kind: "message", value: message }, exchange);
       // The stream of a request ends with its response.
-      if (isResponseOf(message, id)) return;
+      if (isResponseOf(message, id)) return "done";
     }
     // The stream ended (or the connection dropped) before the response.
     throw new UpstreamFailure("transport_failed");
@@ -342,16 +345,39 @@ class HttpLink implements UpstreamLink {
 
   /** Keeps the `x-mcp-header` declarations of a tools/list result. */
   #observe(id: Json, message: JsonObject): void {
-    if (!this.#toolLists.has(id) || !isResponseOf(message, id)) return;
-    const result = message.result;
-    const tools = isObject(result) ? result.tools : undefined;
-    if (!Array.isArray(tools)) return;
-    for (const tool of tools) {
-      if (!isObject(tool) || typeof tool.name !== "string") continue;
-      const declared = paramHeadersOf(tool.inputSchema);
-      if (declared.length > 0) this.#paramHeaders.set(tool.name, declared);
-      else this.#paramHeaders.delete(tool.name);
+    if (this.#toolLists.has(id) && isResponseOf(message, id)) this.#tools.learn(message.result);
+  }
+
+  /** The link's own tools/list, every page; nothing of it reaches the client. */
+  #refreshToolHeaders(call: JsonObject, signal: AbortSignal): Promise<void> {
+    return this.#tools.refresh(call, async (list) => {
+      const response = await this.#post(list, JSON.stringify(list), signal);
+      return this.#ownResponse(response, list.id as string);
+    });
+  }
+
+  /** The response of a request of the link's own, or undefined. */
+  async #ownResponse(response: Response, id: string): Promise<JsonObject | undefined> {
+    const body = response.body;
+    const type = mediaType(response.headers.get("content-type"));
+    if (!body || response.status < 200 || response.status > 299) {
+      await body?.cancel().catch(() => {});
+      return undefined;
     }
+    const limit = this.#o.maxResponseBytes;
+    if (type === "application/json") {
+      const message = decodeUpstream(await readJsonBody(response, limit));
+      return message && isResponseOf(message, id) ? message : undefined;
+    }
+    if (type !== "text/event-stream") {
+      await body.cancel().catch(() => {});
+      return undefined;
+    }
+    for await (const event of readEvents(body, limit)) {
+      const message = event.event === "message" ? decodeUpstream(event.data) : undefined;
+      if (message && isResponseOf(message, id)) return message;
+    }
+    return undefined;
   }
 
   /** POSTs a notification or a response; the answer (202) has no message. */

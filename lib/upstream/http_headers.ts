@@ -129,3 +129,74 @@ export function mirroredHeaders(
   }
   return headers;
 }
+
+/**
+ * The `x-mcp-header` declarations of the tools, by name, learned from each
+ * tools/list result that passes the link (and from the link's own list after
+ * a header mismatch).
+ */
+export class ToolHeaders {
+  readonly #byTool = new Map<string, readonly ParamHeader[]>();
+  /** The ids of the link's own tools/list requests. */
+  #lists = 0;
+
+  get(tool: string): readonly ParamHeader[] | undefined {
+    return this.#byTool.get(tool);
+  }
+
+  /**
+   * Lists the tools again, every page, with `ask` (the link's own POST and
+   * its response, or undefined), after a header mismatch of `call`.
+   */
+  async refresh(
+    call: JsonObject,
+    ask: (request: JsonObject) => Promise<JsonObject | undefined>,
+  ): Promise<void> {
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_OWN_LIST_PAGES; page++) {
+      const reply = await ask(toolListRequest(`bridge-tools-${++this.#lists}`, call, cursor));
+      if (!reply) return;
+      this.learn(reply.result);
+      const next = isObject(reply.result) ? reply.result.nextCursor : undefined;
+      if (typeof next !== "string") return;
+      cursor = next;
+    }
+  }
+
+  /** Keeps the declarations of each tool of one tools/list result (one page). */
+  learn(result: Json | undefined): void {
+    const tools = isObject(result) ? result.tools : undefined;
+    if (!Array.isArray(tools)) return;
+    for (const tool of tools) {
+      if (!isObject(tool) || typeof tool.name !== "string") continue;
+      const declared = paramHeadersOf(tool.inputSchema);
+      if (declared.length > 0) this.#byTool.set(tool.name, declared);
+      else this.#byTool.delete(tool.name);
+    }
+  }
+}
+
+/** The JSON-RPC error of a 400 whose Mcp-Param headers do not match the tool (SEP-2243). */
+export const HEADER_MISMATCH = -32020;
+/** The pages of the link's own tools/list after a header mismatch. */
+const MAX_OWN_LIST_PAGES = 50;
+
+/**
+ * The tools/list request of the link's own, with the envelope of the
+ * request that needs it (the `_meta` keys of revision 2026-07-28 only).
+ */
+function toolListRequest(id: string, of: JsonObject, cursor: string | undefined): JsonObject {
+  const params = isObject(of.params) ? of.params : undefined;
+  const meta = params && isObject(params._meta) ? params._meta : {};
+  const envelope: JsonObject = {};
+  for (const key of Object.values(ENVELOPE_KEYS)) {
+    const value = meta[key];
+    if (value !== undefined) envelope[key] = value;
+  }
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "tools/list",
+    params: { ...(cursor !== undefined && { cursor }), _meta: envelope },
+  };
+}

@@ -71,6 +71,13 @@ const OWN_HEADERS: ReadonlySet<string> = new Set([
   "mcp-session-id",
 ]);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/**
+ * What an HTTP field value may hold (RFC 9110, section 5.5): tab, the visible
+ * ASCII characters and space, and the bytes 0x80-0xFF (obs-text, sent as
+ * Latin-1). Not CR, LF, NUL, the other control characters or a character
+ * above U+00FF: such a header cannot be sent, and every request would fail.
+ */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** True for a positional that is a URL, not a command (`scheme://`). */
 export function isUrlArgument(text: string): boolean {
@@ -138,7 +145,7 @@ function parseHeaders(
         `--header-env: the environment variable ${variable} is not set`,
       );
     }
-    if (/[\r\n\0]/.test(value)) {
+    if (!FIELD_VALUE.test(value)) {
       throw new RemoteArgumentError(
         `--header-env: the environment variable ${variable} is not a valid header value`,
       );

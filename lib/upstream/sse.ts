@@ -135,6 +135,39 @@ export async function readKnownLength(
   return buffer;
 }
 
+/**
+ * A JSON body of a known length from this size on is read in place
+ * (`readKnownLength`); a smaller one through `arrayBuffer()`, which costs
+ * less per body.
+ */
+const KNOWN_LENGTH_IN_PLACE = 1024 * 1024;
+
+/**
+ * Reads the JSON body of a response with the limit: one whose Content-Length
+ * is over the limit fails at once, one within it is read natively (the HTTP
+ * framing stops it at its length), a large one into a buffer of its length,
+ * and one without a length is counted as it comes.
+ *
+ * @example
+ * ```ts
+ * import { readJsonBody } from "./sse.ts";
+ * const bytes = await readJsonBody(new Response("{}"), 10);
+ * if (bytes.length !== 2) throw new Error();
+ * ```
+ */
+export async function readJsonBody(response: Response, limit: number): Promise<Uint8Array> {
+  const body = response.body;
+  if (!body) return new Uint8Array(0);
+  const length = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (length > limit) {
+    await body.cancel().catch(() => {});
+    throw new TooLargeError(limit);
+  }
+  if (!Number.isSafeInteger(length)) return await readBounded(body, limit);
+  if (length >= KNOWN_LENGTH_IN_PLACE) return await readKnownLength(body, length);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
 /** The state of one event while its lines come in. */
 class EventBuilder {
   event = "";

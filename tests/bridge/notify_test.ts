@@ -4,7 +4,6 @@ import { Backoff, streamEndOf, streamFilter } from "../../lib/bridge/notify.ts";
 import type { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { RAW_SERVER } from "../process/helpers.ts";
-import { waitFor } from "../wait.ts";
 import { startFrontend } from "./harness.ts";
 
 Deno.test("backoff: 0.5 s doubling up to 30 s; reset gives 0.5 s again", () => {

@@ -7,6 +7,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { runBridge, UrlBridge } from "../fixtures/http_bridge.ts";
 import { serveMcp } from "../fixtures/http_raw.ts";
+import { USAGE } from "../../main.ts";
 
 const SECRET_URL = "https://example.invalid/mcp/secret-path?key=sekrit-query";
 
@@ -46,6 +47,64 @@ Deno.test("cli: URLs and flags that are not valid are exit 2 without the URL in 
     ok(out.stderr.includes(reason), `${args.join(" ")}: ${out.stderr}`);
     assertClean(out.stdout + out.stderr);
   }
+});
+
+Deno.test("cli: an argument parseArgs refuses is exit 2 with a reason of ours, no URL or value", async () => {
+  const cases: [string[], string][] = [
+    // A URL before --: node:util quoted it, path and query with it.
+    [[SECRET_URL, "--", "node", "x.js"], "an argument before -- is not valid"],
+    [["--bogus=v4lue-s3cr3t", SECRET_URL], "the option --bogus is not known"],
+    [["--bogus", "v4lue-s3cr3t", SECRET_URL], "the option --bogus is not known"],
+    [["--v4lue-s3cr3t/secret-path=1", SECRET_URL], "an option is not known"],
+    [["--allow-http=v4lue-s3cr3t", SECRET_URL], "--allow-http takes no value"],
+    [["--header-env", "-v4lue-s3cr3t", SECRET_URL], "--header-env needs a value"],
+    [[SECRET_URL, "--name"], "--name needs a value"],
+  ];
+  for (const [args, reason] of cases) {
+    const out = await runBridge(args);
+    strictEqual(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
+    strictEqual(out.stdout, "");
+    const [first, ...rest] = out.stderr.split("\n");
+    ok(first!.startsWith("[mcp-bridge-vscode] error: "), first);
+    ok(first!.includes(reason), `${args.join(" ")}: ${first}`);
+    strictEqual(rest.join("\n"), USAGE);
+    assertClean(out.stdout + out.stderr);
+  }
+});
+
+Deno.test("cli: a --header-env value that HTTP cannot send is exit 2, names the variable only", async () => {
+  for (const value of ["€uro", "a\x01b", "a\x7fb", "\tv4lue-s3cr3t\u2028"]) {
+    const out = await runBridge(["--header-env", "X-Key=HEADER_VALUE", SECRET_URL], {
+      HEADER_VALUE: value,
+    });
+    const label = JSON.stringify(value);
+    strictEqual(out.code, 2, `${label}: ${out.stderr}`);
+    ok(
+      out.stderr.includes(
+        "--header-env: the environment variable HEADER_VALUE is not a valid header value",
+      ),
+      `${label}: ${out.stderr}`,
+    );
+    ok(!(out.stdout + out.stderr).includes(value), `${label}: ${out.stderr}`);
+    assertClean(out.stdout + out.stderr);
+  }
+});
+
+Deno.test("http: --header-env values with Latin-1 characters or a tab are accepted and sent", async () => {
+  await using upstream = serveMcp(() => undefined);
+  await using bridge = new UrlBridge([
+    "--header-env",
+    "X-Latin=LATIN_VALUE",
+    "--header-env",
+    "Authorization=AUTH_VALUE",
+    upstream.url,
+  ], { LATIN_VALUE: "Caf\u00e9\tna\u00efve", AUTH_VALUE: "Bearer abc" });
+  const init = await bridge.initialize();
+  ok("result" in init, JSON.stringify(init));
+  const headers = upstream.seen[0]!.headers;
+  strictEqual(headers.get("x-latin"), "Caf\u00e9\tna\u00efve");
+  strictEqual(headers.get("authorization"), "Bearer abc");
+  strictEqual(await bridge.exit(), 0);
 });
 
 Deno.test("cli: --allow-http accepts a plain http URL; a loopback http URL needs no flag", async () => {

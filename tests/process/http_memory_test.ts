@@ -70,7 +70,10 @@ Deno.test({
     for (const mode of ["json", "sse"] as const) {
       await bridge.request(mode, "tools/call", { name: "big", arguments: { mode } });
       const response = await bridge.response(mode, 30_000);
-      deepStrictEqual((response.error as { data: unknown }).data, { cause: "invalid_response" });
+      deepStrictEqual((response.error as { data: unknown }).data, {
+        cause: "invalid_response",
+        detail: "HTTP status 200",
+      });
       ok(sent[mode].bytes < total / 4, `the server sent ${sent[mode].bytes} bytes of ${total}`);
     }
     const peak = await peakRss(bridge.child.pid);

@@ -4,8 +4,9 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server";
 import { connectV1, UrlBridge } from "../fixtures/http_bridge.ts";
-import { serveSdk } from "../fixtures/http_upstream.ts";
+import { serveRaw, serveSdk } from "../fixtures/http_upstream.ts";
 
 /** The bridge must never print the path or the query of the URL. */
 function assertNoSecret(text: string): void {
@@ -197,3 +198,36 @@ async function waitFor<T>(get: () => T | undefined, ms = 5000): Promise<T | unde
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** A schema with an `x-mcp-header` (the SDK's JSON Schema type does not know the keyword). */
+const ROUTE_SCHEMA = JSON.parse(
+  '{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}',
+);
+
+Deno.test("http: a tools/call before any tools/list of a tool with x-mcp-header: the bridge lists the tools itself and calls once more", async () => {
+  const handler = createMcpHandler(() => {
+    const s = new McpServer({ name: "param", version: "1" }, { capabilities: { tools: {} } });
+    s.registerTool(
+      "route",
+      {
+        inputSchema: fromJsonSchema<Record<string, unknown>>(ROUTE_SCHEMA),
+      },
+      (args: Record<string, unknown>) => ({ content: [{ type: "text", text: `${args.region}` }] }),
+    );
+    return s;
+  }, { legacy: "reject", keepAliveMs: 0 });
+  await using upstream = serveRaw((request) => handler.fetch(request), "/mcp/secret-path");
+  await using bridge = new UrlBridge([upstream.url]);
+  await bridge.initialize();
+  await bridge.request(1, "tools/call", { name: "route", arguments: { region: "eu" } });
+  deepStrictEqual((await bridge.response(1)).result, { content: [{ type: "text", text: "eu" }] });
+  const methods = upstream.seen.map((r) => r.headers.get("mcp-method"));
+  deepStrictEqual(methods.slice(-3), ["tools/call", "tools/list", "tools/call"]);
+  strictEqual(upstream.seen.at(-1)!.headers.get("mcp-param-region"), "eu");
+  strictEqual(upstream.seen.at(-3)!.headers.get("mcp-param-region"), null);
+  // The client got the call's result only: the bridge's own list is not forwarded.
+  ok(!bridge.queued.some((m) => m.id !== 1 && "result" in m), JSON.stringify(bridge.queued));
+  strictEqual(await bridge.exit(), 0);
+  assertNoSecret(bridge.stderr);
+  await handler.close();
+});

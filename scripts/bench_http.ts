@@ -211,22 +211,25 @@ export async function benchHttp(out: (line: string) => void): Promise<void> {
     const bridgeArgv = [deno, "run", "-q", "-P", `${root}main.ts`, "--log-level", "error"];
     const bridged = new BridgedClient([...bridgeArgv, server.url]);
     await bridged.start();
-    // Rounds in turn, so that neither path gets the cold or the warm server.
+    // Rounds in turn, so that neither path gets the cold or the warm server;
+    // the figures are the medians over the rounds after the first (a warm-up),
+    // the ratio the median of each round's own ratio (the machine drifts).
     const rounds: { p50: number; p99: number }[][] = [];
-    for (let i = 0; i < 4; i++) {
-      rounds.push([await latency(direct, 500), await latency(bridged, 500)]);
+    for (let i = 0; i < 9; i++) {
+      rounds.push([await latency(direct, 300), await latency(bridged, 300)]);
     }
-    const mean = (k: 0 | 1, p: "p50" | "p99") =>
-      rounds.slice(1).reduce((sum, r) => sum + r[k]![p], 0) / (rounds.length - 1);
-    const ld = { p50: mean(0, "p50"), p99: mean(0, "p99") };
-    const lb = { p50: mean(1, "p50"), p99: mean(1, "p99") };
+    const median = (values: number[]) => values.sort((a, b) => a - b)[values.length >> 1]!;
+    const of = (k: 0 | 1, p: "p50" | "p99") => median(rounds.slice(1).map((r) => r[k]![p]));
+    const ld = { p50: of(0, "p50"), p99: of(0, "p99") };
+    const lb = { p50: of(1, "p50"), p99: of(1, "p99") };
+    const ratio = (p: "p50" | "p99") => median(rounds.slice(1).map((r) => r[1]![p] / r[0]![p]));
     out(`\nHTTP upstream (SDK v2 server over Streamable HTTP on 127.0.0.1)`);
     out(`small tools/call latency  direct p50 ${fmt(ld.p50)} ms p99 ${fmt(ld.p99)} ms`);
     out(`                          bridged p50 ${fmt(lb.p50)} ms p99 ${fmt(lb.p99)} ms`);
     out(
-      `                          ratio p50 ${fmt(lb.p50 / ld.p50)} (target <= 1.25), p99 ${
-        fmt(lb.p99 / ld.p99)
-      }`,
+      `                          ratio p50 ${fmt(ratio("p50"))} (target <= 1.25), p99 ${
+        fmt(ratio("p99"))
+      } (medians of 8 rounds in turn)`,
     );
     const td = await throughput(direct, 64, 5_000);
     const tb = await throughput(bridged, 64, 5_000);

@@ -34,7 +34,8 @@ import { decodeUpstream } from "./decode.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { HEADER_MISMATCH, mirroredHeaders, ToolHeaders } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
-import { Http1Client, type PostTransport } from "./http1.ts";
+import { Http1Client } from "./http1.ts";
+import type { PostResponse, PostTransport } from "./post_transport.ts";
 import { readBounded, readEvents, readJsonBody, TooLargeError } from "./sse.ts";
 import type { TokenSource } from "./token_source.ts";
 
@@ -47,7 +48,7 @@ export interface HttpLinkOptions {
   /** The largest JSON response and the largest event of a stream. */
   readonly maxResponseBytes: number;
   /**
-   * How a POST goes: fetch behind a proxy (`fetchTransport` of `http1.ts`);
+   * How a POST goes: fetch behind a proxy (`fetchTransport` of `post_transport.ts`);
    * without it, an {@linkcode Http1Client} with the default roots.
    */
   readonly transport?: PostTransport;
@@ -180,28 +181,28 @@ class HttpLink implements UpstreamLink {
     return this.#sink(frame);
   }
 
-  /** The headers of one POST, without the token. */
-  #headers(message: JsonObject): Headers {
-    const headers = new Headers();
-    for (const [name, value] of this.#o.headers ?? []) headers.set(name, value);
-    headers.set("content-type", "application/json");
-    headers.set("accept", "application/json, text/event-stream");
+  /**
+   * The header fields of one POST, and the token's. The names of
+   * `--header-env` never repeat one of these (`http_options.ts` refuses them),
+   * so a list is enough.
+   */
+  #headers(message: JsonObject, token: string | undefined): [string, string][] {
+    const headers: [string, string][] = (this.#o.headers ?? []).map(([n, v]) => [n, v]);
+    headers.push(["content-type", "application/json"]);
+    headers.push(["accept", "application/json, text/event-stream"]);
     // No compression: the limit counts the bytes of the message, and fetch would
     // decode a gzip body whose Content-Length is the compressed one.
-    headers.set("accept-encoding", "identity");
-    for (const [name, value] of mirroredHeaders(message, (tool) => this.#tools.get(tool))) {
-      headers.set(name, value);
-    }
+    headers.push(["accept-encoding", "identity"]);
+    headers.push(...mirroredHeaders(message, (tool) => this.#tools.get(tool)));
+    if (token !== undefined) headers.push(["authorization", token]);
     return headers;
   }
 
   /** One POST, with the token of the token source and its answers to challenges. */
-  async #post(message: JsonObject, body: string, signal: AbortSignal): Promise<Response> {
+  async #post(message: JsonObject, body: string, signal: AbortSignal): Promise<PostResponse> {
     const source = this.#o.tokenSource;
     for (let attempt = 1;; attempt++) {
-      const headers = this.#headers(message);
-      const token = await source?.authorization(signal);
-      if (token !== undefined) headers.set("authorization", token);
+      const headers = this.#headers(message, await source?.authorization(signal));
       const response = await this.#fetchWithinOrigin(headers, body, signal);
       const status = response.status;
       if ((status !== 401 && status !== 403) || !source) return response;
@@ -225,7 +226,11 @@ class HttpLink implements UpstreamLink {
    * origin is not followed: it would carry the headers of the user and the
    * token there. Its 3xx fails the request with its status.
    */
-  async #fetchWithinOrigin(headers: Headers, body: string, signal: AbortSignal): Promise<Response> {
+  async #fetchWithinOrigin(
+    headers: [string, string][],
+    body: string,
+    signal: AbortSignal,
+  ): Promise<PostResponse> {
     let url = this.#o.url;
     for (let hop = 0;; hop++) {
       const response = await this.#transport.post(url, { headers, body, signal });
@@ -288,7 +293,7 @@ class HttpLink implements UpstreamLink {
    * returned as "header_mismatch".
    */
   async #response(
-    response: Response,
+    response: PostResponse,
     id: Json,
     exchange: Exchange,
     mayRetry: boolean,
@@ -357,7 +362,7 @@ class HttpLink implements UpstreamLink {
   }
 
   /** The response of a request of the link's own, or undefined. */
-  async #ownResponse(response: Response, id: string): Promise<JsonObject | undefined> {
+  async #ownResponse(response: PostResponse, id: string): Promise<JsonObject | undefined> {
     const body = response.body;
     const type = mediaType(response.headers.get("content-type"));
     if (!body || response.status < 200 || response.status > 299) {

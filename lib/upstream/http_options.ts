@@ -10,7 +10,8 @@
 
 import { UpstreamFailure } from "./failure.ts";
 import { createHttpLink } from "./http.ts";
-import { fetchTransport, Http1Client, type PostTransport } from "./http1.ts";
+import { Http1Client } from "./http1.ts";
+import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "./token_source.ts";
 

@@ -155,7 +155,14 @@ const KNOWN_LENGTH_IN_PLACE = 1024 * 1024;
  * if (bytes.length !== 2) throw new Error();
  * ```
  */
-export async function readJsonBody(response: Response, limit: number): Promise<Uint8Array> {
+export async function readJsonBody(
+  response: {
+    readonly headers: { get(name: string): string | null };
+    readonly body: ReadableStream<Uint8Array> | null;
+    arrayBuffer(): Promise<ArrayBuffer>;
+  },
+  limit: number,
+): Promise<Uint8Array> {
   const body = response.body;
   if (!body) return new Uint8Array(0);
   const length = Number(response.headers.get("content-length") ?? Number.NaN);

@@ -7,7 +7,8 @@
  */
 
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
-import { fetchTransport, Http1Client, HttpProtocolError } from "../../lib/upstream/http1.ts";
+import { Http1Client, HttpProtocolError } from "../../lib/upstream/http1.ts";
+import { fetchTransport, type PostResponse } from "../../lib/upstream/post_transport.ts";
 import { readKnownLength } from "../../lib/upstream/sse.ts";
 
 const enc = new TextEncoder();
@@ -82,13 +83,15 @@ function serveRaw(
 
 const write = (conn: Deno.Conn, text: string) => conn.write(enc.encode(text)).then(() => {});
 const post = (client: Http1Client, url: URL, body = "{}", signal = never()) =>
-  client.post(url, { headers: new Headers({ "x-test": "é" }), body, signal });
+  client.post(url, { headers: [["x-test", "é"]], body, signal });
+const text = async (response: PostResponse) =>
+  new TextDecoder().decode(await response.arrayBuffer());
 
 Deno.test("http1: POSTs go over one keep-alive connection; the request has its length, host and headers", async () => {
   await using server = serve(async (r) => new Response(`${r.method} ${await r.text()}`));
   const client = new Http1Client();
-  strictEqual(await (await post(client, server.url, '{"a":"ü"}')).text(), 'POST {"a":"ü"}');
-  strictEqual(await (await post(client, server.url)).text(), "POST {}");
+  strictEqual(await text(await post(client, server.url, '{"a":"ü"}')), 'POST {"a":"ü"}');
+  strictEqual(await text(await post(client, server.url)), "POST {}");
   strictEqual(server.ports[0], server.ports[1], "the second POST reused the connection");
   strictEqual(client.openConnections, 1);
   const head = server.heads[0]!;
@@ -128,7 +131,7 @@ Deno.test("http1: a chunked stream arrives chunk by chunk, and the connection is
     rest += new TextDecoder().decode(r.value);
   }
   strictEqual(rest, "event: message\ndata: 2\n\n");
-  await (await post(client, server.url)).text();
+  await text(await post(client, server.url));
   strictEqual(server.ports[0], server.ports[1]);
   client.close();
 });
@@ -152,10 +155,10 @@ Deno.test("http1: a pooled connection that the server closed is replaced once; a
     return false; // closes after one response, without Connection: close
   });
   const client = new Http1Client();
-  strictEqual(await (await post(client, server.url)).text(), "ok");
+  strictEqual(await text(await post(client, server.url)), "ok");
   // Let the close of the server reach us, as a connection that timed out while idle.
   await new Promise((resolve) => setTimeout(resolve, 50));
-  strictEqual(await (await post(client, server.url)).text(), "ok");
+  strictEqual(await text(await post(client, server.url)), "ok");
   strictEqual(server.connections, 2);
   client.close();
 
@@ -169,8 +172,8 @@ Deno.test("http1: a pooled connection that the server closed is replaced once; a
 Deno.test("http1: an idle connection older than idleMs is not reused", async () => {
   await using server = serve(() => new Response("ok"));
   const client = new Http1Client({ idleMs: 0 });
-  await (await post(client, server.url)).text();
-  await (await post(client, server.url)).text();
+  await text(await post(client, server.url));
+  await text(await post(client, server.url));
   ok(server.ports[0] !== server.ports[1], "a new connection");
   strictEqual(client.openConnections, 1, "the old one was closed");
   client.close();
@@ -189,7 +192,7 @@ Deno.test("http1: interim responses are skipped; a body without a length runs to
   const response = await post(client, server.url);
   strictEqual(response.status, 200);
   strictEqual(response.headers.get("link"), null, "the headers are the final response's");
-  strictEqual(await response.text(), '{"to":"the end"}');
+  strictEqual(await text(response), '{"to":"the end"}');
   strictEqual(client.openConnections, 0, "a body to the end is not reused");
   client.close();
 });
@@ -210,7 +213,7 @@ Deno.test("http1: a bad head, a body that ends early and a bad chunk are errors,
     });
     const client = new Http1Client();
     await rejects(
-      post(client, server.url).then((r) => r.text()),
+      post(client, server.url).then(text),
       (e) => e instanceof HttpProtocolError,
       JSON.stringify(answer.slice(0, 60)),
     );
@@ -248,11 +251,11 @@ Deno.test("http1: 204 and 304 have no body and keep the connection", async () =>
     new Response(null, { status: r.headers.get("x-s") ? 304 : 204 })
   );
   const client = new Http1Client();
-  const a = await client.post(server.url, { headers: new Headers(), body: "{}", signal: never() });
+  const a = await client.post(server.url, { headers: [], body: "{}", signal: never() });
   strictEqual(a.status, 204);
   strictEqual(a.body, null);
   const b = await client.post(server.url, {
-    headers: new Headers({ "x-s": "1" }),
+    headers: [["x-s", "1"]],
     body: "{}",
     signal: never(),
   });
@@ -267,11 +270,25 @@ Deno.test("http1: fetchTransport sends the POST through fetch without following 
   );
   const transport = fetchTransport();
   const response = await transport.post(server.url, {
-    headers: new Headers(),
+    headers: [],
     body: "{}",
     signal: never(),
   });
   strictEqual(response.status, 307);
   await response.body?.cancel();
   transport.close();
+});
+
+Deno.test("http1: a body of a known length that comes in parts is read whole, and the connection is reused", async () => {
+  using server = serveRaw(async (conn) => {
+    await write(conn, 'HTTP/1.1 200 OK\r\ncontent-length: 12\r\n\r\n{"a":');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await write(conn, '"part"}');
+    return true;
+  });
+  const client = new Http1Client();
+  strictEqual(await text(await post(client, server.url)), '{"a":"part"}');
+  strictEqual(await text(await post(client, server.url)), '{"a":"part"}');
+  strictEqual(server.connections, 1);
+  client.close();
 });

@@ -7,7 +7,8 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
-import { fetchTransport, Http1Client } from "../../lib/upstream/http1.ts";
+import { Http1Client } from "../../lib/upstream/http1.ts";
+import { fetchTransport } from "../../lib/upstream/post_transport.ts";
 import type { UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 import type { Challenge, ChallengeOutcome, TokenSource } from "../../lib/upstream/token_source.ts";
 import { json, serveMcp } from "../fixtures/http_raw.ts";

@@ -41,9 +41,6 @@ export interface Http1Options {
   readonly idleMs?: number;
 }
 
-/** The connection ended before the first byte of the response (a stale keep-alive one). */
-class EarlyEnd extends Error {}
-
 /**
  * Below 5 s, the keep-alive timeout of Node.js servers, so that a pooled
  * connection is rarely one that the server is closing.
@@ -54,6 +51,14 @@ const MAX_IDLE = 32;
 /** Header fields that this client writes itself. */
 const OWN_HEADERS = new Set(["host", "content-length", "connection", "transfer-encoding"]);
 const enc = new TextEncoder();
+
+function closeQuietly(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // already closed
+  }
+}
 
 /** The bytes of a text whose characters are all below 256 (a ByteString: HTTP heads). */
 function latin1(text: string): Uint8Array {
@@ -110,9 +115,12 @@ export class Http1Client implements PostTransport {
     signal.throwIfAborted();
     const bytes = this.#requestBytes(url, init);
     for (let attempt = 0;; attempt++) {
-      const connection = this.#takeIdle(url.origin) ?? await this.#connect(url, signal);
-      const onAbort = () => connection.close();
+      // The second attempt never takes a pooled connection: it could be stale too.
+      const pooled = attempt === 0 ? this.#takeIdle(url.origin) : undefined;
+      const connection = pooled ?? await this.#connect(url, signal);
+      const onAbort = () => this.release(connection, false);
       signal.addEventListener("abort", onAbort, { once: true });
+      const received = connection.received;
       try {
         await connection.write(bytes);
         const head = await this.#readHead(connection);
@@ -121,10 +129,10 @@ export class Http1Client implements PostTransport {
         signal.removeEventListener("abort", onAbort);
         this.release(connection, false);
         if (signal.aborted) throw signal.reason;
-        const stale = connection.reused && attempt === 0 &&
-          (error instanceof EarlyEnd || error instanceof Deno.errors.ConnectionReset ||
-            error instanceof Deno.errors.BrokenPipe);
-        if (!stale) throw error;
+        // A pooled connection that failed before a byte of the response (the end, a
+        // reset, a TLS connection closed without close_notify) was closed by the server
+        // while idle: the request goes once more on a new connection.
+        if (!(pooled && connection.received === received)) throw error;
       }
     }
   }
@@ -170,7 +178,6 @@ export class Http1Client implements PostTransport {
     const now = performance.now();
     for (let connection = idle?.pop(); connection; connection = idle?.pop()) {
       if (now - connection.idleSince < this.#idleMs && !connection.closed) {
-        connection.reused = true;
         return connection;
       }
       this.release(connection, false);
@@ -181,24 +188,11 @@ export class Http1Client implements PostTransport {
   async #connect(url: URL, signal: AbortSignal): Promise<Connection> {
     if (this.#closed) throw new Deno.errors.ConnectionRefused("the client is closed");
     const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
-    const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
     let conn: Deno.Conn;
     if (url.protocol === "https:") {
-      const tls = await Deno.connectTls({
-        hostname,
-        port,
-        alpnProtocols: ["http/1.1"],
-        ...(this.#caCerts && { caCerts: this.#caCerts }),
-      });
-      try {
-        await tls.handshake();
-      } catch (error) {
-        tls.close();
-        throw error;
-      }
-      conn = tls;
+      conn = await this.#connectTls(hostname, Number(url.port || 443), signal);
     } else {
-      const tcp = await Deno.connect({ hostname, port });
+      const tcp = await Deno.connect({ hostname, port: Number(url.port || 80), signal });
       tcp.setNoDelay(true);
       conn = tcp;
     }
@@ -210,6 +204,37 @@ export class Http1Client implements PostTransport {
       throw new Deno.errors.ConnectionRefused("the client is closed");
     }
     return connection;
+  }
+
+  /**
+   * A TLS connection after its handshake. The signal stops it at each step
+   * (`Deno.connectTls` takes none): the wait ends at once, and a connection
+   * that comes later is closed.
+   */
+  async #connectTls(hostname: string, port: number, signal: AbortSignal): Promise<Deno.TlsConn> {
+    let tls: Deno.TlsConn | undefined;
+    let abort!: (reason: unknown) => void;
+    const aborted = new Promise<never>((_, reject) => abort = reject);
+    aborted.catch(() => {});
+    const onAbort = () => abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const connecting = Deno.connectTls({
+      hostname,
+      port,
+      alpnProtocols: ["http/1.1"],
+      ...(this.#caCerts && { caCerts: this.#caCerts }),
+    });
+    connecting.then((late) => signal.aborted && closeQuietly(late), () => {});
+    try {
+      tls = await Promise.race([connecting, aborted]);
+      await Promise.race([tls.handshake(), aborted]);
+      return tls;
+    } catch (error) {
+      if (tls) closeQuietly(tls);
+      throw signal.aborted ? signal.reason : error;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
   }
 
   async #readHead(connection: Connection): Promise<Head> {
@@ -230,7 +255,7 @@ export class Http1Client implements PostTransport {
       if (connection.buffered >= MAX_HEAD) throw new HttpProtocolError("the head is too long");
       const empty = connection.buffered === 0;
       if (!await connection.fill()) {
-        throw empty ? new EarlyEnd("the connection ended") : new HttpProtocolError("no head");
+        throw new HttpProtocolError(empty ? "the connection ended" : "the head ended early");
       }
     }
   }

@@ -20,6 +20,9 @@ import {
 
 /** A read of a large body without a reader's buffer gets a buffer of this size. */
 const LARGE_READ_BYTES = 256 * 1024;
+/** What the rest of a body may cost to keep its connection (see `#drain`). */
+const DRAIN_BYTES = 64 * 1024;
+const DRAIN_MS = 1000;
 
 /** Enqueues a chunk (which detaches its buffer); returns its length. */
 function enqueue(controller: ReadableByteStreamController, chunk: Uint8Array): number {
@@ -45,6 +48,14 @@ export class Http1Response implements PostResponse {
   readonly #onAbort: () => void;
   readonly #keepAlive: boolean;
   #stream: ReadableStream<Uint8Array> | null | undefined;
+  /** The pull in progress (a drain waits for it). */
+  #pulling: Promise<void> | undefined;
+  /** The reader cancelled the stream: what is left of the body is drained. */
+  #canceled = false;
+  /** A pull found the end of the body. */
+  #ended = false;
+  /** The bytes that a drain dropped. */
+  #drained = 0;
   /** The body has been read from: by a pull of the stream, or by arrayBuffer. */
   #used = false;
   #finished = false;
@@ -78,8 +89,10 @@ export class Http1Response implements PostResponse {
 
   async arrayBuffer(): Promise<ArrayBuffer> {
     const framing = this.#framing;
+    // As fetch: a body is read once (a second read would take the next response's bytes).
+    if (this.#used) throw new TypeError("the body of the response was read already");
     if (framing.kind === "none") return new ArrayBuffer(0);
-    if (this.#used || framing.kind !== "length") {
+    if (framing.kind !== "length") {
       const stream = this.body;
       return stream ? await new Response(stream).arrayBuffer() : new ArrayBuffer(0);
     }
@@ -118,22 +131,33 @@ export class Http1Response implements PostResponse {
   #makeStream(): ReadableStream<Uint8Array> {
     const source: UnderlyingByteSource = {
       type: "bytes",
-      pull: async (controller) => {
-        this.#used = true;
-        try {
-          if (await this.#pull(controller)) {
-            controller.close();
-            controller.byobRequest?.respond(0);
-            this.#finish(true);
-          }
-        } catch (error) {
-          this.#finish(false);
-          controller.error(this.#signal.aborted ? this.#signal.reason : error);
+      pull: (controller) => {
+        if (this.#canceled) return;
+        if (this.#used && this.#finished) {
+          return controller.error(new TypeError("the body of the response was read already"));
         }
+        this.#used = true;
+        return this.#pulling = this.#pullInto(controller);
       },
-      cancel: () => this.#finish(false),
+      cancel: () => this.#drain(),
     };
     return new ReadableStream(source);
+  }
+
+  /** One pull of the stream: the next bytes, or the end (of the body, or of the connection). */
+  async #pullInto(controller: ReadableByteStreamController): Promise<void> {
+    try {
+      if (!await this.#pull(controller)) return;
+      this.#ended = true;
+      if (this.#canceled) return; // the drain finishes
+      controller.close();
+      controller.byobRequest?.respond(0);
+      this.#finish(true);
+    } catch (error) {
+      if (this.#canceled) return; // the drain decides
+      this.#finish(false);
+      controller.error(this.#signal.aborted ? this.#signal.reason : error);
+    }
   }
 
   /**
@@ -141,45 +165,94 @@ export class Http1Response implements PostResponse {
    * Returns true when the body has ended (with or without bytes given now).
    */
   async #pull(controller: ReadableByteStreamController): Promise<boolean> {
-    const connection = this.#connection;
     const framing = this.#framing;
-    if (framing.kind === "chunked" && framing.remaining === 0) {
-      if (await this.#nextChunk(connection, framing, await connection.line())) return true;
-    }
-    const max = framing.kind === "length" || framing.kind === "chunked"
-      ? framing.remaining
-      : Number.MAX_SAFE_INTEGER;
+    if (framing.kind === "chunked") return await this.#pullChunk(controller, framing);
+    const max = framing.kind === "length" ? framing.remaining : Number.MAX_SAFE_INTEGER;
     const n = await this.#readBody(max, controller);
     if (n === 0) {
       if (framing.kind === "close") return true;
       throw new HttpProtocolError("the body ended early");
     }
-    switch (framing.kind) {
-      case "length":
-        framing.remaining -= n;
-        return framing.remaining === 0;
-      case "chunked": {
-        framing.remaining -= n;
-        if (framing.remaining > 0) return false;
-        if ((await connection.line()) !== "") {
-          throw new HttpProtocolError("a chunk does not end with CRLF");
-        }
-        // The last chunk is usually in the same packet: end the body now when it is, so
-        // that a reader that stops at its last event leaves a connection to reuse.
-        const next = connection.bufferedLine();
-        return next !== undefined && await this.#nextChunk(connection, framing, next);
-      }
-      default:
-        return false;
+    if (framing.kind !== "length") return false;
+    framing.remaining -= n;
+    return framing.remaining === 0;
+  }
+
+  /**
+   * The next bytes of a chunked body. The end of the body is found before
+   * the bytes are given: a reader that stops at the event it waited for (and
+   * cancels the stream) then finds the body closed, and the connection goes
+   * back to the pool instead of being closed.
+   */
+  async #pullChunk(
+    controller: ReadableByteStreamController,
+    framing: { remaining: number },
+  ): Promise<boolean> {
+    const connection = this.#connection;
+    if (framing.remaining === 0 && await this.#nextChunk(framing, await connection.line())) {
+      return true;
     }
+    let chunk: Uint8Array;
+    if (connection.buffered > 0) chunk = connection.take(framing.remaining);
+    else {
+      chunk = new Uint8Array(Math.min(framing.remaining, LARGE_READ_BYTES));
+      const n = await connection.conn.read(chunk);
+      if (n === null) throw new HttpProtocolError("the body ended early");
+      chunk = chunk.subarray(0, n);
+    }
+    framing.remaining -= chunk.length;
+    let ended = false;
+    if (framing.remaining === 0) {
+      if ((await connection.line()) !== "") {
+        throw new HttpProtocolError("a chunk does not end with CRLF");
+      }
+      // The last chunk is usually in the same packet as the one before it.
+      const next = connection.bufferedLine();
+      ended = next !== undefined && await this.#nextChunk(framing, next);
+    }
+    controller.enqueue(chunk);
+    return ended;
+  }
+
+  /**
+   * A reader that stops early (the link stops at the response of its
+   * request) leaves the rest of the body: usually no more than the end of a
+   * chunked stream, on its way. It is read and dropped, within a budget of
+   * bytes and time, so that the connection can serve the next POST instead
+   * of a new one (a TLS handshake); a body that goes on (a listen stream) is
+   * closed with its connection.
+   */
+  async #drain(): Promise<void> {
+    this.#canceled = true;
+    // A pull in progress reads the connection too: the drain reads after it.
+    await this.#pulling;
+    // The pull found the end of the body (a reader cancels at the last event it wanted).
+    if (this.#ended) return this.#finish(true);
+    const framing = this.#framing;
+    if (this.#finished || (framing.kind !== "chunked" && framing.kind !== "length")) {
+      return this.#finish(false);
+    }
+    const timer = setTimeout(() => this.#finish(false), DRAIN_MS);
+    Deno.unrefTimer(timer as unknown as number);
+    const sink: Pick<ReadableByteStreamController, "byobRequest" | "enqueue"> = {
+      byobRequest: null,
+      enqueue: (chunk) => void (this.#drained += chunk!.byteLength),
+    };
+    try {
+      while (!this.#finished && this.#drained <= DRAIN_BYTES) {
+        if (await this.#pull(sink as ReadableByteStreamController)) return this.#finish(true);
+      }
+    } catch {
+      // the connection failed or was closed: not reusable
+    } finally {
+      clearTimeout(timer);
+    }
+    this.#finish(false);
   }
 
   /** Reads a chunk-size line; at the last chunk, its trailers too. True at the end. */
-  async #nextChunk(
-    connection: Connection,
-    framing: { remaining: number },
-    line: string,
-  ): Promise<boolean> {
+  async #nextChunk(framing: { remaining: number }, line: string): Promise<boolean> {
+    const connection = this.#connection;
     const size = line.split(";", 1)[0]!.trim();
     if (!/^[0-9a-fA-F]{1,12}$/.test(size)) throw new HttpProtocolError("a bad chunk size");
     framing.remaining = parseInt(size, 16);

@@ -50,7 +50,8 @@ export class Connection {
   start = 0;
   end = 0;
   idleSince = 0;
-  reused = false;
+  /** The bytes read into the buffer in the connection's life. */
+  received = 0;
   closed = false;
 
   constructor(readonly conn: Deno.Conn, readonly origin: string) {}
@@ -70,6 +71,7 @@ export class Connection {
     const n = await this.conn.read(this.buffer.subarray(this.end));
     if (n === null) return false;
     this.end += n;
+    this.received += n;
     return true;
   }
 

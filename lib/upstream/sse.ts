@@ -165,7 +165,11 @@ export async function readJsonBody(
 ): Promise<Uint8Array> {
   const body = response.body;
   if (!body) return new Uint8Array(0);
-  const length = Number(response.headers.get("content-length") ?? Number.NaN);
+  // A Transfer-Encoding wins over a Content-Length (RFC 9112, section 6.3): the
+  // length then says nothing of the body, which is counted as it comes.
+  const length = response.headers.get("transfer-encoding") !== null
+    ? Number.NaN
+    : Number(response.headers.get("content-length") ?? Number.NaN);
   if (length > limit) {
     await body.cancel().catch(() => {});
     throw new TooLargeError(limit);

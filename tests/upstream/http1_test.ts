@@ -9,7 +9,9 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { Http1Client, HttpProtocolError } from "../../lib/upstream/http1.ts";
 import { fetchTransport, type PostResponse } from "../../lib/upstream/post_transport.ts";
-import { readKnownLength } from "../../lib/upstream/sse.ts";
+import { readJsonBody, readKnownLength, TooLargeError } from "../../lib/upstream/sse.ts";
+
+import { waitFor } from "../wait.ts";
 
 const enc = new TextEncoder();
 const never = () => new AbortController().signal;
@@ -290,5 +292,111 @@ Deno.test("http1: a body of a known length that comes in parts is read whole, an
   strictEqual(await text(await post(client, server.url)), '{"a":"part"}');
   strictEqual(await text(await post(client, server.url)), '{"a":"part"}');
   strictEqual(server.connections, 1);
+  client.close();
+});
+
+Deno.test("http1: when every pooled connection is stale, the one retry goes on a new connection", async () => {
+  using server = serveRaw(async (conn) => {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await write(conn, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+    return false; // closes after one response, without Connection: close
+  });
+  const client = new Http1Client();
+  // Two at once: two connections go back to the pool, and the server closes both.
+  await Promise.all([post(client, server.url).then(text), post(client, server.url).then(text)]);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  strictEqual(await text(await post(client, server.url)), "ok");
+  strictEqual(server.connections, 3);
+  client.close();
+});
+
+Deno.test("http1: the signal stops a TLS handshake that never ends", async () => {
+  // A TCP server that accepts and never speaks TLS.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted: Deno.Conn[] = [];
+  (async () => {
+    for await (const conn of listener) accepted.push(conn);
+  })().catch(() => {});
+  const client = new Http1Client();
+  const controller = new AbortController();
+  const url = new URL(`https://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/`);
+  const t0 = performance.now();
+  setTimeout(() => controller.abort(new Error("stop the handshake")), 100);
+  await rejects(post(client, url, "{}", controller.signal), /stop the handshake/);
+  ok(performance.now() - t0 < 2000, "the POST ended at the abort");
+  strictEqual(client.openConnections, 0);
+  client.close();
+  listener.close();
+  for (const conn of accepted) conn.close();
+});
+
+Deno.test("http1: a reader that stops at the last event of a chunked stream leaves the connection to the pool", async () => {
+  await using server = serve(() =>
+    new Response(ReadableStream.from([enc.encode("event: message\ndata: last\n\n")]), {
+      headers: { "content-type": "text/event-stream" },
+    })
+  );
+  const client = new Http1Client();
+  for (let i = 0; i < 3; i++) {
+    const reader = (await post(client, server.url)).body!.getReader();
+    strictEqual(
+      new TextDecoder().decode((await reader.read()).value),
+      "event: message\ndata: last\n\n",
+    );
+    await reader.cancel(); // as the link does once it has the response
+    // The end of the body is read in the background (the next request of a client
+    // comes a round trip later).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  strictEqual(new Set(server.ports).size, 1, `ports ${server.ports.join()}`);
+  client.close();
+});
+
+Deno.test("http1: a stream that goes on after its reader stopped is closed with its connection", async () => {
+  await using server = serve(() =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(enc.encode("event: message\ndata: first\n\n"));
+        }, // and never more
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    )
+  );
+  const client = new Http1Client();
+  const reader = (await post(client, server.url)).body!.getReader();
+  await reader.read();
+  await reader.cancel();
+  await waitFor("the connection closed", () => client.openConnections === 0, { timeoutMs: 3000 });
+  client.close();
+});
+
+Deno.test("http1: a Content-Length beside Transfer-Encoding says nothing: the limit counts the body", async () => {
+  using server = serveRaw(async (conn) => {
+    const chunk = "x".repeat(4000);
+    await write(
+      conn,
+      "HTTP/1.1 200 OK\r\ncontent-length: 10\r\ntransfer-encoding: chunked\r\n\r\n" +
+        `${(4000).toString(16)}\r\n${chunk}\r\n`.repeat(3) + "0\r\n\r\n",
+    );
+    return true;
+  });
+  const client = new Http1Client();
+  await rejects(readJsonBody(await post(client, server.url), 1000), TooLargeError);
+  client.close();
+});
+
+Deno.test("http1: a body is read once; a response dropped at an abort frees its connection", async () => {
+  await using server = serve(() => new Response("ok"));
+  const client = new Http1Client();
+  const response = await post(client, server.url);
+  strictEqual(await text(response), "ok");
+  await rejects(response.arrayBuffer(), TypeError);
+  strictEqual(await text(await post(client, server.url)), "ok", "the next POST is not disturbed");
+
+  const controller = new AbortController();
+  await post(client, server.url, "{}", controller.signal); // its body is never read
+  controller.abort();
+  strictEqual(client.openConnections, 0, "the aborted POST had the one connection, now closed");
   client.close();
 });

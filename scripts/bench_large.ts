@@ -3,8 +3,8 @@
  * upstream that costs nothing (tests/fixtures/large_server.ts writes a
  * prebuilt line), read by a client that only looks for the newline, so the
  * figures are the bridge's own. Direct, through the plain relay process,
- * through the store-and-forward relay (`bench_store_relay.ts`: the least a
- * bridge that follows the spec can do) and through the bridge, three results
+ * through the store-and-forward relay (`bench_relay.ts --store`: the least
+ * a bridge that follows the spec can do) and through the bridge, three results
  * in a row in each process: the time of each, and the bridge's peak RSS
  * after each (no resident garbage pile-up).
  *
@@ -20,7 +20,7 @@ const UPSTREAM = [deno, "run", "-A", `${root}tests/fixtures/large_server.ts`];
 const BRIDGE = [deno, "run", "-q", "-P", `${root}main.ts`, "--log-level", "error", "--"];
 const RELAY = [deno, "run", "--allow-run", `${root}scripts/bench_relay.ts`];
 /** The floor of a bridge that follows the spec: it holds each line until it is whole. */
-const STORE = [deno, "run", "--allow-run", `${root}scripts/bench_store_relay.ts`];
+const STORE = [...RELAY, "--store"];
 const ENVELOPE = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },

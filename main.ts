@@ -124,7 +124,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
   }
   const logLevel = values["log-level"] ?? "info";
   if (!isLogLevel(logLevel)) {
-    throw new UsageError(`--log-level needs error, warn, info or debug, not "${logLevel}"`);
+    throw new UsageError("--log-level needs error, warn, info or debug");
   }
   if (values.name !== undefined && values.name.trim() === "") {
     throw new UsageError("--name needs a name");

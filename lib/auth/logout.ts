@@ -38,8 +38,14 @@ export function parseLogout(argv: readonly string[]): LogoutCommand {
       options: { "token-store": { type: "string" } },
     });
   } catch (error) {
+    // The message of parseArgs quotes the argument, which can be a URL with a key in it.
+    const code = (error as { code?: unknown } | null)?.code;
     throw new AuthOptionError(
-      error instanceof Error ? error.message.split("\n")[0]! : "invalid arguments",
+      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
+        ? "logout takes one URL and --token-store DIR only"
+        : code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE"
+        ? "--token-store needs a value"
+        : "the arguments of logout are not valid",
     );
   }
   const [url, ...rest] = parsed.positionals;

@@ -128,7 +128,7 @@ export function readAuthOptions(values: Record<string, unknown>): AuthSettings {
   if (timeout !== undefined) {
     const seconds = Number(timeout);
     if (!Number.isFinite(seconds) || seconds <= 0) {
-      throw new AuthOptionError(`--sign-in-timeout needs a positive number, not "${timeout}"`);
+      throw new AuthOptionError("--sign-in-timeout needs a positive number");
     }
     signInTimeoutMs = Math.round(seconds * 1000);
   }
@@ -137,7 +137,7 @@ export function readAuthOptions(values: Record<string, unknown>): AuthSettings {
   if (port !== undefined) {
     redirectPort = Number(port);
     if (!/^\d+$/.test(port) || redirectPort < 1 || redirectPort > 65535) {
-      throw new AuthOptionError(`--redirect-port needs a port from 1 to 65535, not "${port}"`);
+      throw new AuthOptionError("--redirect-port needs a port from 1 to 65535");
     }
   }
   const clientId = text(values, "client-id");

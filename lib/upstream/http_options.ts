@@ -204,7 +204,7 @@ export function parseRemote(
       limitText.trim() === "" || !Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0
     ) {
       throw new RemoteArgumentError(
-        `--max-response-bytes needs a positive integer, not "${limitText}"`,
+        "--max-response-bytes needs a positive integer",
       );
     }
   }

@@ -72,6 +72,23 @@ Deno.test("cli: an argument parseArgs refuses is exit 2 with a reason of ours, n
   }
 });
 
+Deno.test("cli: a value that is not valid is exit 2 with a reason that does not repeat it", async () => {
+  const cases: string[][] = [
+    ["--log-level", "v4lue-s3cr3t", SECRET_URL],
+    ["--max-response-bytes", "v4lue-s3cr3t", SECRET_URL],
+    ["--sign-in-timeout", "v4lue-s3cr3t", SECRET_URL],
+    ["--redirect-port", "v4lue-s3cr3t", SECRET_URL],
+    ["logout", SECRET_URL, "--bogus=v4lue-s3cr3t"],
+    ["logout", SECRET_URL, "--token-store"],
+  ];
+  for (const args of cases) {
+    const out = await runBridge(args);
+    strictEqual(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
+    ok(out.stderr.startsWith("[mcp-bridge-vscode] error: "), out.stderr);
+    assertClean(out.stdout + out.stderr);
+  }
+});
+
 Deno.test("cli: a --header-env value that HTTP cannot send is exit 2, names the variable only", async () => {
   for (const value of ["€uro", "a\x01b", "a\x7fb", "\tv4lue-s3cr3t\u2028"]) {
     const out = await runBridge(["--header-env", "X-Key=HEADER_VALUE", SECRET_URL], {

@@ -36,7 +36,7 @@ import { HEADER_MISMATCH, mirroredHeaders, ToolHeaders } from "./http_headers.ts
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
 import { Http1Client } from "./http1.ts";
 import type { PostResponse, PostTransport } from "./post_transport.ts";
-import { readBounded, readEvents, readJsonBody, TooLargeError } from "./sse.ts";
+import { readEvents, readJsonBody, TooLargeError } from "./sse.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -301,22 +301,23 @@ class HttpLink implements UpstreamLink {
     const status = response.status;
     const type = mediaType(response.headers.get("content-type"));
     const limit = this.#o.maxResponseBytes;
-    const body = response.body;
-    if (status < 200 || status > 299 || status === 202 || !body) {
-      if (status === 400 && body && type === "application/json") {
+    if (status < 200 || status > 299 || status === 202) {
+      if (status === 400 && type === "application/json") {
         // Revision 2026-07-28 answers a request that it refuses with a 400
         // and the JSON-RPC error of that request: the error goes on.
-        const message = decodeUpstream(await readBounded(body, limit));
+        const message = decodeUpstream(await readJsonBody(response, limit));
         if (message && isResponseOf(message, id)) {
           const error = isObject(message.error) ? message.error : undefined;
           if (mayRetry && error?.code === HEADER_MISMATCH) return "header_mismatch";
           await this.#deliver({ kind: "message", value: message }, exchange);
           return "done";
         }
-      } else await body?.cancel().catch(() => {});
+      } else await response.body?.cancel().catch(() => {});
       const ok = status >= 200 && status <= 299;
       throw new UpstreamFailure(ok ? "invalid_response" : "transport_failed", { status });
     }
+    // The body's stream is asked for only where it is read as one (a small JSON
+    // body of our own client comes straight from its buffer). No body is no message.
     if (type === "application/json") {
       const message = decodeUpstream(await readJsonBody(response, limit));
       if (!message) throw new UpstreamFailure("invalid_response");
@@ -325,8 +326,9 @@ class HttpLink implements UpstreamLink {
       if (!isResponseOf(message, id)) throw new UpstreamFailure("invalid_response");
       return "done";
     }
-    if (type !== "text/event-stream") {
-      await body.cancel().catch(() => {});
+    const body = response.body;
+    if (!body || type !== "text/event-stream") {
+      await body?.cancel().catch(() => {});
       throw new UpstreamFailure("invalid_response", { status });
     }
     for await (const event of readEvents(body, limit)) {
@@ -363,19 +365,15 @@ class HttpLink implements UpstreamLink {
 
   /** The response of a request of the link's own, or undefined. */
   async #ownResponse(response: PostResponse, id: string): Promise<JsonObject | undefined> {
-    const body = response.body;
     const type = mediaType(response.headers.get("content-type"));
-    if (!body || response.status < 200 || response.status > 299) {
-      await body?.cancel().catch(() => {});
-      return undefined;
-    }
     const limit = this.#o.maxResponseBytes;
-    if (type === "application/json") {
+    if (response.status >= 200 && response.status <= 299 && type === "application/json") {
       const message = decodeUpstream(await readJsonBody(response, limit));
       return message && isResponseOf(message, id) ? message : undefined;
     }
-    if (type !== "text/event-stream") {
-      await body.cancel().catch(() => {});
+    const body = response.body;
+    if (!body || response.status < 200 || response.status > 299 || type !== "text/event-stream") {
+      await body?.cancel().catch(() => {});
       return undefined;
     }
     for await (const event of readEvents(body, limit)) {

@@ -10,6 +10,8 @@
  * @module
  */
 
+import type { PostResponse } from "./post_transport.ts";
+
 /** One event of a stream: its type (`message` when the stream gave none) and its data. */
 export interface SseEvent {
   readonly event: string;
@@ -146,7 +148,9 @@ const KNOWN_LENGTH_IN_PLACE = 1024 * 1024;
  * Reads the JSON body of a response with the limit: one whose Content-Length
  * is over the limit fails at once, one within it is read natively (the HTTP
  * framing stops it at its length), a large one into a buffer of its length,
- * and one without a length is counted as it comes.
+ * and one without a length is counted as it comes. The body's stream is
+ * asked for only by the last two: the client of our own makes one per
+ * response that asks, and reads a small body straight from its buffer.
  *
  * @example
  * ```ts
@@ -155,28 +159,24 @@ const KNOWN_LENGTH_IN_PLACE = 1024 * 1024;
  * if (bytes.length !== 2) throw new Error();
  * ```
  */
-export async function readJsonBody(
-  response: {
-    readonly headers: { get(name: string): string | null };
-    readonly body: ReadableStream<Uint8Array> | null;
-    arrayBuffer(): Promise<ArrayBuffer>;
-  },
-  limit: number,
-): Promise<Uint8Array> {
-  const body = response.body;
-  if (!body) return new Uint8Array(0);
+export async function readJsonBody(response: PostResponse, limit: number): Promise<Uint8Array> {
   // A Transfer-Encoding wins over a Content-Length (RFC 9112, section 6.3): the
   // length then says nothing of the body, which is counted as it comes.
   const length = response.headers.get("transfer-encoding") !== null
     ? Number.NaN
     : Number(response.headers.get("content-length") ?? Number.NaN);
   if (length > limit) {
-    await body.cancel().catch(() => {});
+    await response.body?.cancel().catch(() => {});
     throw new TooLargeError(limit);
   }
-  if (!Number.isSafeInteger(length)) return await readBounded(body, limit);
-  if (length >= KNOWN_LENGTH_IN_PLACE) return await readKnownLength(body, length);
-  return new Uint8Array(await response.arrayBuffer());
+  if (Number.isSafeInteger(length) && length < KNOWN_LENGTH_IN_PLACE) {
+    return new Uint8Array(await response.arrayBuffer());
+  }
+  const body = response.body;
+  if (!body) return new Uint8Array(0);
+  return Number.isSafeInteger(length)
+    ? await readKnownLength(body, length)
+    : await readBounded(body, limit);
 }
 
 /** The state of one event while its lines come in. */

@@ -19,7 +19,9 @@
  * @module
  */
 
+import { untilAborted } from "../jsonrpc/abortable.ts";
 import {
+  closeQuietly,
   Connection,
   type Head,
   headEnd,
@@ -51,14 +53,6 @@ const MAX_IDLE = 32;
 /** Header fields that this client writes itself. */
 const OWN_HEADERS = new Set(["host", "content-length", "connection", "transfer-encoding"]);
 const enc = new TextEncoder();
-
-function closeQuietly(conn: Deno.Conn): void {
-  try {
-    conn.close();
-  } catch {
-    // already closed
-  }
-}
 
 /** The bytes of a text whose characters are all below 256 (a ByteString: HTTP heads). */
 function latin1(text: string): Uint8Array {
@@ -212,12 +206,6 @@ export class Http1Client implements PostTransport {
    * that comes later is closed.
    */
   async #connectTls(hostname: string, port: number, signal: AbortSignal): Promise<Deno.TlsConn> {
-    let tls: Deno.TlsConn | undefined;
-    let abort!: (reason: unknown) => void;
-    const aborted = new Promise<never>((_, reject) => abort = reject);
-    aborted.catch(() => {});
-    const onAbort = () => abort(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
     const connecting = Deno.connectTls({
       hostname,
       port,
@@ -225,15 +213,17 @@ export class Http1Client implements PostTransport {
       ...(this.#caCerts && { caCerts: this.#caCerts }),
     });
     connecting.then((late) => signal.aborted && closeQuietly(late), () => {});
+    const tls = await untilAborted(connecting, signal, undefined);
+    if (tls === undefined) throw signal.reason;
     try {
-      tls = await Promise.race([connecting, aborted]);
-      await Promise.race([tls.handshake(), aborted]);
+      // The information of a handshake is an object: undefined is the abort.
+      if (await untilAborted(tls.handshake(), signal, undefined) === undefined) {
+        throw signal.reason;
+      }
       return tls;
     } catch (error) {
-      if (tls) closeQuietly(tls);
+      closeQuietly(tls);
       throw signal.aborted ? signal.reason : error;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
     }
   }
 

@@ -24,13 +24,6 @@ const LARGE_READ_BYTES = 256 * 1024;
 const DRAIN_BYTES = 64 * 1024;
 const DRAIN_MS = 1000;
 
-/** Enqueues a chunk (which detaches its buffer); returns its length. */
-function enqueue(controller: ReadableByteStreamController, chunk: Uint8Array): number {
-  const length = chunk.length;
-  controller.enqueue(chunk);
-  return length;
-}
-
 /**
  * The response of one POST. Its body is read once: either whole by
  * {@linkcode arrayBuffer} (a body of a known length straight from the
@@ -192,14 +185,8 @@ export class Http1Response implements PostResponse {
     if (framing.remaining === 0 && await this.#nextChunk(framing, await connection.line())) {
       return true;
     }
-    let chunk: Uint8Array;
-    if (connection.buffered > 0) chunk = connection.take(framing.remaining);
-    else {
-      chunk = new Uint8Array(Math.min(framing.remaining, LARGE_READ_BYTES));
-      const n = await connection.conn.read(chunk);
-      if (n === null) throw new HttpProtocolError("the body ended early");
-      chunk = chunk.subarray(0, n);
-    }
+    const chunk = await this.#nextBytes(framing.remaining);
+    if (chunk === null) throw new HttpProtocolError("the body ended early");
     framing.remaining -= chunk.length;
     let ended = false;
     if (framing.remaining === 0) {
@@ -270,34 +257,40 @@ export class Http1Response implements PostResponse {
   async #readBody(max: number, controller: ReadableByteStreamController): Promise<number> {
     const connection = this.#connection;
     const request = controller.byobRequest;
-    if (connection.buffered > 0) {
-      if (request?.view) {
-        const view = new Uint8Array(request.view.buffer, request.view.byteOffset);
-        const n = Math.min(max, connection.buffered, request.view.byteLength);
-        view.set(connection.buffer.subarray(connection.start, connection.start + n));
-        connection.start += n;
-        request.respond(n);
-        return n;
-      }
-      return enqueue(controller, connection.take(max));
-    }
     if (request?.view) {
       const length = Math.min(max, request.view.byteLength);
       const view = new Uint8Array(request.view.buffer, request.view.byteOffset, length);
-      const n = await connection.conn.read(view);
+      let n: number | null;
+      if (connection.buffered > 0) {
+        n = Math.min(length, connection.buffered);
+        view.set(connection.buffer.subarray(connection.start, connection.start + n));
+        connection.start += n;
+      } else n = await connection.conn.read(view);
       if (n === null) return 0;
       request.respond(n);
       return n;
     }
+    const chunk = await this.#nextBytes(max);
+    if (chunk === null) return 0;
+    const n = chunk.length;
+    controller.enqueue(chunk); // detaches the chunk's buffer
+    return n;
+  }
+
+  /**
+   * At most `max` bytes of the body as a chunk of their own (null at the end
+   * of the connection): the buffered ones, else one read. A large remainder
+   * is read into a fresh buffer (no copy); a small one through the
+   * connection's buffer.
+   */
+  async #nextBytes(max: number): Promise<Uint8Array | null> {
+    const connection = this.#connection;
+    if (connection.buffered > 0) return connection.take(max);
     if (max > connection.buffer.length) {
-      // A large body without a reader's buffer: read into a fresh buffer, no copy.
       const chunk = new Uint8Array(Math.min(max, LARGE_READ_BYTES));
       const n = await connection.conn.read(chunk);
-      if (n === null) return 0;
-      controller.enqueue(chunk.subarray(0, n));
-      return n;
+      return n === null ? null : chunk.subarray(0, n);
     }
-    if (!await connection.fill()) return 0;
-    return enqueue(controller, connection.take(max));
+    return await connection.fill() ? connection.take(max) : null;
   }
 }

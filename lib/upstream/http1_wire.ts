@@ -6,6 +6,8 @@
  * @module
  */
 
+import { HEADER_NAME } from "./http_headers.ts";
+
 /** The response was not HTTP/1.1 as this client reads it. */
 export class HttpProtocolError extends Error {
   override name = "HttpProtocolError";
@@ -17,7 +19,6 @@ export const MAX_HEAD = 64 * 1024;
 const BUFFER_BYTES = MAX_HEAD + 1024;
 /** The largest chunk-size line or trailer line of a chunked body. */
 const MAX_LINE = 4096;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const utf8 = new TextDecoder();
 
 /** The text of bytes read as Latin-1 (ISO 8859-1): each byte one character. */
@@ -34,6 +35,15 @@ export function latin1Text(bytes: Uint8Array): string {
   let text = "";
   for (let i = 0; i < bytes.length; i++) text += String.fromCharCode(bytes[i]!);
   return text;
+}
+
+/** Closes a connection that may be closed already. */
+export function closeQuietly(conn: Deno.Conn): void {
+  try {
+    conn.close();
+  } catch {
+    // already closed
+  }
 }
 
 /** Where `\r\n\r\n` starts in `bytes` between `from` and `to`, or -1. */
@@ -109,11 +119,7 @@ export class Connection {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    try {
-      this.conn.close();
-    } catch {
-      // already closed
-    }
+    closeQuietly(this.conn);
   }
 }
 
@@ -166,7 +172,7 @@ export function parseHead(text: string): Head {
     const name = colon > 0 ? line.slice(0, colon) : "";
     const value = line.slice(colon + 1).trim();
     // No obsolete line folding, no name that is not a token, no CR, LF or NUL in a value.
-    if (!TOKEN.test(name) || /[\r\n\0]/.test(value)) {
+    if (!HEADER_NAME.test(name) || /[\r\n\0]/.test(value)) {
       throw new HttpProtocolError("a header line is not valid");
     }
     headers.append(name, value);

@@ -21,8 +21,8 @@ const NAME_SOURCE: Readonly<Record<string, string>> = {
 
 const BASE64_PREFIX = "=?base64?";
 const BASE64_SUFFIX = "?=";
-/** An RFC 9110 token: the name of a header. */
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** An RFC 9110 token: the name of a header field (ours, the user's, the server's). */
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const PARAM_TYPES: ReadonlySet<string> = new Set(["string", "integer", "boolean"]);
 
 /**
@@ -70,7 +70,7 @@ export function paramHeadersOf(schema: Json | undefined): ParamHeader[] {
       const name = node["x-mcp-header"];
       const type = node.type;
       if (
-        path.length === 0 || typeof name !== "string" || !TOKEN.test(name) ||
+        path.length === 0 || typeof name !== "string" || !HEADER_NAME.test(name) ||
         typeof type !== "string" || !PARAM_TYPES.has(type) || seen.has(name.toLowerCase())
       ) return false;
       seen.add(name.toLowerCase());

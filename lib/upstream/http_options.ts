@@ -10,6 +10,7 @@
 
 import { UpstreamFailure } from "./failure.ts";
 import { createHttpLink } from "./http.ts";
+import { HEADER_NAME } from "./http_headers.ts";
 import { Http1Client } from "./http1.ts";
 import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import type { Connect } from "./link.ts";
@@ -71,7 +72,6 @@ const OWN_HEADERS: ReadonlySet<string> = new Set([
   "mcp-name",
   "mcp-session-id",
 ]);
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /**
  * What an HTTP field value may hold (RFC 9110, section 5.5): tab, the visible
  * ASCII characters and space, and the bytes 0x80-0xFF (obs-text, sent as
@@ -133,7 +133,7 @@ function parseHeaders(
     const eq = entry.indexOf("=");
     const name = eq === -1 ? "" : entry.slice(0, eq).trim();
     const variable = eq === -1 ? "" : entry.slice(eq + 1).trim();
-    if (!TOKEN.test(name) || variable === "") {
+    if (!HEADER_NAME.test(name) || variable === "") {
       throw new RemoteArgumentError("--header-env needs NAME=VARIABLE");
     }
     const lower = name.toLowerCase();

@@ -34,6 +34,7 @@ import {
   RemoteArgumentError,
   type RemoteTarget,
 } from "./lib/upstream/http_options.ts";
+import { usageReason } from "./lib/usage.ts";
 import { VERSION } from "./lib/version.ts";
 import {
   AUTH_OPTIONS,
@@ -110,7 +111,14 @@ export function parseCommandLine(argv: readonly string[]): Command {
       options,
     });
   } catch (error) {
-    throw new UsageError(parseArgsReason(error, optionArgs, options));
+    throw new UsageError(
+      usageReason(
+        error,
+        optionArgs,
+        options,
+        "an argument before -- is not valid: give a URL or -- COMMAND, not both",
+      ),
+    );
   }
   const { values } = parsed;
   if (values.help) return { kind: "help" };
@@ -141,65 +149,6 @@ export function parseCommandLine(argv: readonly string[]): Command {
     logLevel,
     limits: limits.limits,
   };
-}
-
-/** An option name that the reason of an unknown option may quote: no URL, no value. */
-const QUOTABLE_OPTION = /^--?[A-Za-z][A-Za-z0-9-]{0,39}$/;
-
-/**
- * The reason of a `parseArgs` error of `node:util`, from its `code`. Its
- * message is never passed on: it quotes the argument, which can be the URL
- * of the upstream server (its path and query can hold a key) or a value.
- * The reason names an option of ours, or an unknown option by its name
- * only, never a value or a positional argument.
- */
-function parseArgsReason(
-  error: unknown,
-  args: readonly string[],
-  options: Readonly<Record<string, { readonly type: "string" | "boolean" }>>,
-): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-    return "an argument before -- is not valid: give a URL or -- COMMAND, not both";
-  }
-  // The tokens, without the checks, find the option that the error is for.
-  let tokens: ReturnType<typeof parseArgs>["tokens"] = [];
-  try {
-    tokens = parseArgs({
-      args: [...args],
-      options,
-      strict: false,
-      allowPositionals: true,
-      tokens: true,
-    }).tokens;
-  } catch {
-    // No option then: the general reason below.
-  }
-  for (const token of tokens ?? []) {
-    if (token.kind !== "option") continue;
-    const option = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
-    if (option === undefined) {
-      if (code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") continue;
-      return QUOTABLE_OPTION.test(token.rawName)
-        ? `the option ${token.rawName} is not known`
-        : "an option is not known";
-    }
-    if (code !== "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") continue;
-    const flag = `--${token.name}`;
-    if (option.type === "boolean" && token.value !== undefined) return `${flag} takes no value`;
-    if (option.type === "string" && token.value === undefined) return `${flag} needs a value`;
-    if (option.type === "string" && !token.inlineValue && token.value?.startsWith("-")) {
-      return `${flag} needs a value; for a value that starts with -, write ${flag}=VALUE`;
-    }
-  }
-  switch (code) {
-    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
-      return "an option is not known";
-    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
-      return "an option has a value that is not valid";
-    default:
-      return "the arguments are not valid";
-  }
 }
 
 /**

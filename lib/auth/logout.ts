@@ -8,6 +8,7 @@
 
 import { parseArgs } from "node:util";
 import type { Logger } from "../bridge/log.ts";
+import { usageReason } from "../usage.ts";
 import { issuerMetadata, StatusFetch } from "./discovery.ts";
 import { AuthOptionError, openStore } from "./options.ts";
 import type { ServerEntry } from "./store.ts";
@@ -29,24 +30,12 @@ export interface LogoutCommand {
  * ```
  */
 export function parseLogout(argv: readonly string[]): LogoutCommand {
+  const options = { "token-store": { type: "string" } } as const;
   let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: { "token-store": { type: "string" } },
-    });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
   } catch (error) {
-    // The message of parseArgs quotes the argument, which can be a URL with a key in it.
-    const code = (error as { code?: unknown } | null)?.code;
-    throw new AuthOptionError(
-      code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
-        ? "logout takes one URL and --token-store DIR only"
-        : code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE"
-        ? "--token-store needs a value"
-        : "the arguments of logout are not valid",
-    );
+    throw new AuthOptionError(usageReason(error, argv, options));
   }
   const [url, ...rest] = parsed.positionals;
   if (url === undefined) throw new AuthOptionError("logout needs the URL of the server");

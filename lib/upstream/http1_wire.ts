@@ -48,8 +48,11 @@ export function closeQuietly(conn: Deno.Conn): void {
 
 /** Where `\r\n\r\n` starts in `bytes` between `from` and `to`, or -1. */
 export function headEnd(bytes: Uint8Array, from: number, to: number): number {
-  for (let i = bytes.indexOf(13, from); i !== -1 && i + 3 < to; i = bytes.indexOf(13, i + 1)) {
-    if (bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) return i;
+  // The search stays within the read bytes: past `to`, indexOf would scan the
+  // rest of the buffer (64 KiB) for nothing, on each call before a head is in.
+  const read = bytes.subarray(from, to);
+  for (let i = read.indexOf(13); i !== -1 && i + 3 < read.length; i = read.indexOf(13, i + 1)) {
+    if (read[i + 1] === 10 && read[i + 2] === 13 && read[i + 3] === 10) return from + i;
   }
   return -1;
 }

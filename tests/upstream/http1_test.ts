@@ -8,6 +8,7 @@
 
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { Http1Client, HttpProtocolError } from "../../lib/upstream/http1.ts";
+import { headEnd } from "../../lib/upstream/http1_wire.ts";
 import { fetchTransport, type PostResponse } from "../../lib/upstream/post_transport.ts";
 import { readJsonBody, readKnownLength, TooLargeError } from "../../lib/upstream/sse.ts";
 
@@ -399,4 +400,17 @@ Deno.test("http1: a body is read once; a response dropped at an abort frees its 
   controller.abort();
   strictEqual(client.openConnections, 0, "the aborted POST had the one connection, now closed");
   client.close();
+});
+
+Deno.test("http1: the end of a head is found between from and to only, at its place in the buffer", () => {
+  const buffer = new Uint8Array(64);
+  buffer.set(enc.encode("old\r\n\r\nHTTP/1.1 200 OK\r\na: b\r\n\r\n{}"), 0);
+  const head = 7; // where the new response starts
+  strictEqual(headEnd(buffer, head, 40), 7 + "HTTP/1.1 200 OK\r\na: b".length);
+  // Not before `from`, and not when the CRLF CRLF runs past `to`.
+  strictEqual(headEnd(buffer, head, 7 + "HTTP/1.1 200 OK\r\na: b\r\n\r".length), -1);
+  // Stale bytes past `to` (an old head) are not read.
+  buffer.set(enc.encode("\r\n\r\n"), 50);
+  strictEqual(headEnd(buffer, 40, 40), -1);
+  strictEqual(headEnd(buffer, 41, 45), -1);
 });

@@ -53,11 +53,12 @@ const MAX_IDLE = 32;
 /** Header fields that this client writes itself. */
 const OWN_HEADERS = new Set(["host", "content-length", "connection", "transfer-encoding"]);
 const enc = new TextEncoder();
+// deno-lint-ignore no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** The bytes of a text whose characters are all below 256 (a ByteString: HTTP heads). */
 function latin1(text: string): Uint8Array {
-  // deno-lint-ignore no-control-regex
-  if (/^[\x00-\x7f]*$/.test(text)) return enc.encode(text);
+  if (ASCII.test(text)) return enc.encode(text);
   const out = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
   return out;
@@ -154,11 +155,17 @@ export class Http1Client implements PostTransport {
   }
 
   #requestBytes(url: URL, init: PostInit): Uint8Array {
-    const body = enc.encode(init.body);
     let head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
     for (const [name, value] of init.headers) {
       if (!OWN_HEADERS.has(name.toLowerCase())) head += `${name}: ${value}\r\n`;
     }
+    // Nearly every request is ASCII, head and body: one encode, one buffer
+    // (three buffers made and two copied were a tenth of the bridge's time
+    // from a client's line to its POST).
+    if (ASCII.test(init.body) && ASCII.test(head)) {
+      return enc.encode(`${head}content-length: ${init.body.length}\r\n\r\n${init.body}`);
+    }
+    const body = enc.encode(init.body);
     head += `content-length: ${body.length}\r\n\r\n`;
     const headBytes = latin1(head);
     const out = new Uint8Array(headBytes.length + body.length);

@@ -106,6 +106,22 @@ Deno.test("http1: POSTs go over one keep-alive connection; the request has its l
   strictEqual(client.openConnections, 0);
 });
 
+Deno.test("http1: ASCII headers with an ASCII body and with a UTF-8 body: each body and its length in bytes", async () => {
+  await using server = serve(async (r) => new Response(await r.text()));
+  const client = new Http1Client();
+  for (const body of ['{"a":"b"}', '{"a":"ü€😀"}']) {
+    const response = await client.post(server.url, {
+      headers: [["mcp-method", "tools/call"]],
+      body,
+      signal: never(),
+    });
+    strictEqual(await text(response), body);
+    strictEqual(server.heads.at(-1)!.get("content-length"), String(enc.encode(body).length));
+    strictEqual(server.heads.at(-1)!.get("mcp-method"), "tools/call");
+  }
+  client.close();
+});
+
 Deno.test("http1: a chunked stream arrives chunk by chunk, and the connection is reused after it", async () => {
   let release!: () => void;
   const later = new Promise<void>((resolve) => release = resolve);

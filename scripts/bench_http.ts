@@ -169,11 +169,48 @@ function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** The version of mcp-remote that the goal of the HTTP benchmark names. */
+const MCP_REMOTE_VERSION = "0.15.1";
+
 /**
- * The same small tools/call through mcp-remote (npm), when `MCP_REMOTE`
- * names its executable (for example `node_modules/.bin/mcp-remote` of an
- * `npm install mcp-remote@0.15.1` outside the project). The upstream serves
- * its 2025-era requests statelessly.
+ * The executable of mcp-remote: `MCP_REMOTE` when set, else an install of
+ * mcp-remote@0.15.1 by npm in a folder of the user's cache (outside the
+ * project, made once). A string says why there is none.
+ */
+async function mcpRemote(out: (line: string) => void): Promise<{ bin: string } | string> {
+  const named = Deno.env.get("MCP_REMOTE");
+  if (named) return { bin: named };
+  const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? "/tmp"}/.cache`;
+  const folder = `${cache}/mcp-bridge-vscode/bench/mcp-remote-${MCP_REMOTE_VERSION}`;
+  const bin = `${folder}/node_modules/.bin/mcp-remote`;
+  const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+  if (await exists(bin)) return { bin };
+  out(`(installing mcp-remote@${MCP_REMOTE_VERSION} with npm into ${folder}, once)`);
+  try {
+    await Deno.mkdir(folder, { recursive: true });
+    const install = await new Deno.Command("npm", {
+      args: [
+        "install",
+        "--prefix",
+        folder,
+        "--no-audit",
+        "--no-fund",
+        `mcp-remote@${MCP_REMOTE_VERSION}`,
+      ],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    if (install.success && await exists(bin)) return { bin };
+    return `npm install mcp-remote@${MCP_REMOTE_VERSION} failed; set MCP_REMOTE to its executable`;
+  } catch {
+    return "npm is not on the PATH; set MCP_REMOTE to the executable of mcp-remote";
+  }
+}
+
+/**
+ * The same small tools/call through mcp-remote 0.15.1 (npm, run by Node.js),
+ * the stdio proxy that VS Code users run for a server at a URL. The upstream
+ * serves its 2025-era requests statelessly.
  */
 async function compareMcpRemote(
   url: string,
@@ -181,12 +218,13 @@ async function compareMcpRemote(
   bridgedThroughput: number,
   out: (line: string) => void,
 ): Promise<void> {
-  const bin = Deno.env.get("MCP_REMOTE");
   const fmt = (n: number, d = 2) => n.toFixed(d);
-  if (!bin) {
-    out("mcp-remote                not measured (set MCP_REMOTE to its executable)");
+  const found = await mcpRemote(out);
+  if (typeof found === "string") {
+    out(`mcp-remote                not measured (${found})`);
     return;
   }
+  const bin = found.bin;
   const remote = new BridgedClient([bin, url]);
   await remote.start();
   const lr = await latency(remote, 1500);
@@ -197,7 +235,7 @@ async function compareMcpRemote(
       fmt(direct.p50)
     } ms); 64 in flight ${fmt(tr, 0)} req/s; the bridge is ${
       fmt(bridgedThroughput / tr)
-    } times its throughput`,
+    } times its throughput (target >= 1.4)`,
   );
 }
 

@@ -19,7 +19,7 @@
 
 import { fstatSync, type Stats } from "node:fs";
 import net from "node:net";
-import type { ByteInput, ByteWriter, ChunkSource } from "./byte_io.ts";
+import { type ByteInput, type ByteWriter, type ChunkSource, READ_BYTES } from "./byte_io.ts";
 
 /** The shape of a `node:net` Socket that this module uses. */
 type Socket = net.Socket;
@@ -54,53 +54,76 @@ export function openStdio(): Stdio {
   const pipe = (file: Stats) => file.isFIFO() || file.isSocket();
   const ids = new Set(files.map((file) => `${file.dev}:${file.ino}`));
   if (!pipe(stdin) || !pipe(stdout) || ids.size !== 3) return fallback;
-  const input = socketOf(0);
+  const input = socketChunks((onread) => socketOf(0, onread));
   const output = socketOf(1);
   return {
-    input: input ? { chunks: () => socketChunks(input) } : Deno.stdin,
+    input: input ? { chunks: () => input } : Deno.stdin,
     output: output ? socketWriter(output) : Deno.stdout,
   };
 }
 
+/** What `net.Socket` takes as its `onread` option: reads into a buffer of ours. */
+export interface OnRead {
+  readonly buffer: Uint8Array;
+  readonly callback: (bytes: number, buffer: Uint8Array) => boolean;
+}
+
 /**
- * A descriptor as a socket, or undefined where the platform's sockets do not
- * take it; a descriptor that the constructor refused is left as it was.
+ * A socket over a descriptor, or undefined where the platform's sockets do
+ * not take it; a descriptor that the constructor refused is left as it was.
  */
-function socketOf(fd: 0 | 1): Socket | undefined {
+function socketOf(fd: 0 | 1, onread?: OnRead): Socket | undefined {
   try {
-    return new net.Socket({ fd, readable: fd === 0, writable: fd === 1 });
+    return new net.Socket({
+      fd,
+      readable: fd === 0,
+      writable: fd === 1,
+      ...(onread && { onread }),
+    });
   } catch {
     return undefined;
   }
 }
 
 /**
- * The chunks of a readable socket, one at a time: the socket is paused while
- * nobody waits for a chunk, so a reader that holds (back pressure) stops the
- * reads of the descriptor, and the pipe fills up at the client.
+ * The chunks of a readable socket, one at a time. `open` makes the socket
+ * with the `onread` option that it is given: the socket reads into one
+ * buffer of this reader, and each chunk is copied out of it (a buffer of its
+ * own), without a buffer made per read, a `Readable` or a 'data' event.
+ *
+ * A read that finds nobody waiting for a chunk stops the reads of the
+ * socket, so a reader that holds (back pressure) leaves the bytes in the
+ * pipe, which fills up at the client. A reader that keeps up (a request at
+ * a time) costs no stop and no start of the reads.
  */
-export function socketChunks(socket: Socket): ChunkSource {
+export function socketChunks(
+  open: (onread: OnRead) => Socket | undefined,
+): ChunkSource | undefined {
   const queue: Uint8Array[] = [];
   let ended = false;
+  let reading = true;
   let waiter: ((chunk: Uint8Array | null) => void) | undefined;
   const give = (chunk: Uint8Array | null) => {
     const wake = waiter;
     waiter = undefined;
     wake?.(chunk);
   };
-  socket.pause();
-  socket.on("data", (data: Uint8Array) => {
-    socket.pause();
-    // A plain Uint8Array (a Buffer's slice() is a view, where the framer
-    // expects a copy) over a buffer of its own: the framer may give that
-    // buffer's memory back (`owned`), which must hold nothing else.
-    const whole = data.byteOffset === 0 && data.byteLength === data.buffer.byteLength;
-    const chunk = whole && data.buffer instanceof ArrayBuffer
-      ? new Uint8Array(data.buffer)
-      : new Uint8Array(data); // a copy
-    if (waiter) give(chunk);
-    else queue.push(chunk);
+  const buffer = new Uint8Array(READ_BYTES);
+  const socket = open({
+    buffer,
+    callback: (bytes) => {
+      // A copy: the next read fills the same buffer.
+      const chunk = buffer.slice(0, bytes);
+      if (waiter) {
+        give(chunk);
+        return true;
+      }
+      queue.push(chunk);
+      reading = false;
+      return false; // the socket stops reading
+    },
   });
+  if (!socket) return undefined;
   const end = () => {
     ended = true;
     give(null);
@@ -116,14 +139,20 @@ export function socketChunks(socket: Socket): ChunkSource {
       if (ended) return Promise.resolve(null);
       return new Promise((resolve) => {
         waiter = resolve;
-        socket.resume();
+        if (!reading) {
+          reading = true;
+          socket.resume();
+        }
       });
     },
     cancel: () => {
       end();
       socket.destroy();
     },
-    release: () => socket.pause(),
+    release: () => {
+      reading = false;
+      socket.pause();
+    },
     // Each chunk is a buffer of its own, made for this read.
     owned: true,
   };

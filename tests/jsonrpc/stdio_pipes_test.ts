@@ -1,21 +1,27 @@
 /**
  * The sockets of ./stdio_pipes.ts over a real loopback connection: the reader
- * pauses the socket while nobody waits (back pressure), gives every byte in
+ * stops the reads while nobody waits (back pressure), gives every byte in
  * order, and the writer resolves only once its bytes are written.
  */
 
-import { ok, rejects, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import net from "node:net";
-import { socketChunks, socketWriter } from "../../lib/jsonrpc/stdio_pipes.ts";
+import type { ChunkSource } from "../../lib/jsonrpc/byte_io.ts";
+import { type OnRead, socketChunks, socketWriter } from "../../lib/jsonrpc/stdio_pipes.ts";
 import { waitFor } from "../wait.ts";
 
-/** A connected pair of loopback sockets; both ends are closed at the end. */
-async function socketPair(): Promise<{ near: net.Socket; far: net.Socket } & AsyncDisposable> {
+/**
+ * A connected pair of loopback sockets; both ends are closed at the end.
+ * `connect` makes the near end for the port.
+ */
+async function socketPair(
+  connect = (port: number) => net.connect(port, "127.0.0.1"),
+): Promise<{ near: net.Socket; far: net.Socket } & AsyncDisposable> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as net.AddressInfo;
   const accepted = new Promise<net.Socket>((resolve) => server.once("connection", resolve));
-  const near = net.connect(port, "127.0.0.1");
+  const near = connect(port);
   await new Promise<void>((resolve) => near.once("connect", resolve));
   const far = await accepted;
   server.close();
@@ -30,6 +36,19 @@ async function socketPair(): Promise<{ near: net.Socket; far: net.Socket } & Asy
   };
 }
 
+/** A pair whose near end is read by socketChunks, as the bridge reads its stdin. */
+async function readPair() {
+  let source: ChunkSource | undefined;
+  const pair = await socketPair((port) => {
+    let near: net.Socket | undefined;
+    source = socketChunks((onread: OnRead) =>
+      near = net.connect({ port, host: "127.0.0.1", onread })
+    );
+    return near!;
+  });
+  return Object.assign(pair, { source: source! });
+}
+
 const pattern = (n: number) => {
   const bytes = new Uint8Array(n);
   for (let i = 0; i < n; i++) bytes[i] = (i * 7 + 3) & 0xff;
@@ -37,7 +56,7 @@ const pattern = (n: number) => {
 };
 
 Deno.test("socketChunks: a reader that waits holds the writer; every byte comes, in order", async () => {
-  await using pair = await socketPair();
+  await using pair = await readPair();
   const total = 256 * 1024 * 1024;
   const block = pattern(1024 * 1024);
   let written = 0;
@@ -49,11 +68,11 @@ Deno.test("socketChunks: a reader that waits holds the writer; every byte comes,
     }
     pair.far.end();
   })();
-  const source = socketChunks(pair.near);
+  const source = pair.source;
   const first = await source.next();
   ok(first && first.length > 0, "the first chunk");
-  // Nobody asks for the next chunk: the socket stays paused, the kernel's
-  // buffers fill up, and the writer stops far before the end.
+  // Nobody asks for the next chunk: the reads stop, the kernel's buffers
+  // fill up, and the writer stops far before the end.
   let seen = -1;
   let since = Date.now();
   await waitFor("a stall of the writer", () => {
@@ -78,8 +97,8 @@ Deno.test("socketChunks: a reader that waits holds the writer; every byte comes,
 });
 
 Deno.test("socketChunks: cancel ends a pending read with null", async () => {
-  await using pair = await socketPair();
-  const source = socketChunks(pair.near);
+  await using pair = await readPair();
+  const source = pair.source;
   const pending = source.next();
   source.cancel();
   strictEqual(await pending, null);
@@ -142,21 +161,37 @@ Deno.test("socketWriter: a large write goes to the socket in pieces of at most 1
   ok(joined.every((b, i) => b === bytes[i]), "the pieces are the bytes, in order");
 });
 
-Deno.test("socketChunks: a chunk that is a view of a larger buffer comes as a copy with a buffer of its own", async () => {
+Deno.test("socketChunks: each chunk is a copy out of the read buffer; a read that finds nobody waiting stops the reads", async () => {
   const { EventEmitter } = await import("node:events");
-  const { Buffer } = await import("node:buffer");
-  // A socket whose reads come from one pool, as Node's small Buffers can.
-  const socket = Object.assign(new EventEmitter(), { pause() {}, resume() {}, destroy() {} });
-  const source = socketChunks(socket as unknown as net.Socket);
-  const pool = new Uint8Array(64).fill(7);
-  socket.emit("data", Buffer.from(pool.buffer, 10, 5));
-  const own = new Uint8Array([1, 2, 3]);
-  socket.emit("data", Buffer.from(own.buffer));
+  let resumed = 0;
+  const socket = Object.assign(new EventEmitter(), {
+    resume: () => resumed++,
+    pause() {},
+    destroy() {},
+  });
+  let onread: OnRead | undefined;
+  const source = socketChunks((given) => {
+    onread = given;
+    return socket as unknown as net.Socket;
+  })!;
+  const read = (bytes: number[]) => {
+    onread!.buffer.set(bytes);
+    return onread!.callback(bytes.length, onread!.buffer);
+  };
+  // Nobody waits: the chunk is kept, and the socket is told to stop.
+  strictEqual(read([1, 2, 3]), false);
   const first = (await source.next())!;
-  strictEqual(first.buffer.byteLength, 5, "a copy, not a view of the pool");
-  ok(first.every((b) => b === 7));
-  ok(!(first instanceof Buffer));
-  const second = (await source.next())!;
-  strictEqual(second.buffer, own.buffer, "a buffer of its own is not copied");
-  ok(!(second instanceof Buffer));
+  deepStrictEqual([...first], [1, 2, 3]);
+  ok(first.buffer !== onread!.buffer.buffer, "a buffer of its own, not the read buffer");
+  strictEqual(first.buffer.byteLength, 3);
+  // A reader waits: the reads start again, and a read that finds it waiting goes on reading.
+  const waiting = source.next();
+  strictEqual(resumed, 1);
+  strictEqual(read([4, 5]), true);
+  deepStrictEqual([...(await waiting)!], [4, 5]);
+  deepStrictEqual([...first], [1, 2, 3], "a later read does not change an earlier chunk");
+  const again = source.next();
+  strictEqual(resumed, 1, "reads that never stopped are not started again");
+  socket.emit("end");
+  strictEqual(await again, null);
 });

@@ -93,9 +93,7 @@ export class Http1Response implements PostResponse {
     this.#used = true;
     const connection = this.#connection;
     const out = new Uint8Array(framing.remaining);
-    let at = Math.min(out.length, connection.buffered);
-    out.set(connection.buffer.subarray(connection.start, connection.start + at));
-    connection.start += at;
+    let at = connection.takeInto(out);
     try {
       while (at < out.length) {
         const n = await connection.conn.read(out.subarray(at));
@@ -260,12 +258,9 @@ export class Http1Response implements PostResponse {
     if (request?.view) {
       const length = Math.min(max, request.view.byteLength);
       const view = new Uint8Array(request.view.buffer, request.view.byteOffset, length);
-      let n: number | null;
-      if (connection.buffered > 0) {
-        n = Math.min(length, connection.buffered);
-        view.set(connection.buffer.subarray(connection.start, connection.start + n));
-        connection.start += n;
-      } else n = await connection.conn.read(view);
+      const n = connection.buffered > 0
+        ? connection.takeInto(view)
+        : await connection.conn.read(view);
       if (n === null) return 0;
       request.respond(n);
       return n;

@@ -96,6 +96,14 @@ export class Connection {
     return out;
   }
 
+  /** Copies up to `view.length` buffered bytes into `view`; how many. */
+  takeInto(view: Uint8Array): number {
+    const n = Math.min(view.length, this.buffered);
+    view.set(this.buffer.subarray(this.start, this.start + n));
+    this.start += n;
+    return n;
+  }
+
   /** A line (without its CRLF) that is in the buffer already, or undefined. */
   bufferedLine(): string | undefined {
     const nl = this.buffer.subarray(this.start, this.end).indexOf(10);

@@ -9,9 +9,26 @@ import { UpstreamFailure } from "../upstream/failure.ts";
 import { type Cause, CODES, ERROR_TABLE } from "./error_table.ts";
 import { BridgeError, fromUpstreamError, RESERVED_URL_CODE } from "./errors.ts";
 
-/** The detail of a failed request to an upstream server at a URL. */
-export function statusDetail(status: number | undefined): string | undefined {
-  return status === undefined ? undefined : `HTTP status ${status}`;
+/**
+ * The detail of a failed request to an upstream server at a URL: the HTTP
+ * status, after the upstream's message when the body had a JSON-RPC error.
+ *
+ * @example
+ * ```ts
+ * import { statusDetail } from "./failures.ts";
+ * if (statusDetail(404) !== "HTTP status 404") throw new Error();
+ * const detail = statusDetail(400, "Unsupported protocol version");
+ * if (detail !== "Unsupported protocol version (HTTP status 400)") throw new Error();
+ * ```
+ */
+export function statusDetail(
+  status: number | undefined,
+  upstreamMessage?: string,
+): string | undefined {
+  if (status === undefined) return undefined;
+  return upstreamMessage === undefined
+    ? `HTTP status ${status}`
+    : `${upstreamMessage} (HTTP status ${status})`;
 }
 
 /** A sign-in cause of the error table, or undefined for a name the table lacks. */
@@ -40,7 +57,7 @@ export function mapUpstreamFailure(error: unknown, method: string, limit: string
   if (!(error instanceof UpstreamFailure)) {
     return BridgeError.of(error instanceof RangeError ? "out_of_memory" : "transport_failed");
   }
-  const status = statusDetail(error.status);
+  const status = statusDetail(error.status, error.upstreamMessage);
   switch (error.kind) {
     case "rpc":
       return error.error ? fromUpstreamError(error.error) : BridgeError.of("rpc", status);
@@ -76,7 +93,7 @@ export function mapDiscoverFailure(error: unknown, limit: string): BridgeError {
   if (!(error instanceof UpstreamFailure)) {
     return BridgeError.of("discover_failed", `no response in ${limit}`);
   }
-  const status = statusDetail(error.status);
+  const status = statusDetail(error.status, error.upstreamMessage);
   switch (error.kind) {
     case "rpc": {
       if (!error.error) return BridgeError.of("discover_failed", "the error has no error object");

@@ -239,13 +239,31 @@ export class UpstreamClient {
     return meta;
   }
 
-  /** server/discover, with its time limit. */
+  /**
+   * server/discover, with its time limit. Version negotiation (SEP-2575):
+   * an UnsupportedProtocolVersionError (-32022) whose `data.supported` lists
+   * the revision of the bridge gets one more server/discover with it, within
+   * the same time limit. Any other answer is the result or the failure.
+   */
   async discover(timeoutMs: number, signal?: AbortSignal): Promise<JsonObject> {
-    const result = await this.request(
-      "server/discover",
-      {},
-      signal ? { timeoutMs, signal } : { timeoutMs },
-    );
+    const start = performance.now();
+    const once = (limit: number) =>
+      this.request(
+        "server/discover",
+        {},
+        signal ? { timeoutMs: limit, signal } : {
+          timeoutMs: limit,
+        },
+      );
+    let result: Json;
+    try {
+      result = await once(timeoutMs);
+    } catch (error) {
+      if (!offersOurRevision(error)) throw error;
+      const left = timeoutMs - (performance.now() - start);
+      if (left <= 0) throw new UpstreamFailure("timeout");
+      result = await once(left);
+    }
     if (!isObject(result)) throw new UpstreamFailure("invalid_response");
     return result;
   }
@@ -307,4 +325,16 @@ export class UpstreamClient {
     await this.link.close();
     await this.done;
   }
+}
+
+/** The code of UnsupportedProtocolVersionError (SEP-2575). */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** True for -32022 whose `data.supported` lists the revision the bridge speaks. */
+function offersOurRevision(error: unknown): boolean {
+  if (!(error instanceof UpstreamFailure) || error.kind !== "rpc") return false;
+  if (error.error?.code !== UNSUPPORTED_PROTOCOL_VERSION) return false;
+  const data = error.error.data;
+  const supported = isObject(data) ? data.supported : undefined;
+  return Array.isArray(supported) && supported.includes(UPSTREAM_PROTOCOL_VERSION);
 }

@@ -48,6 +48,11 @@ export interface FailureFacts {
   readonly error?: ErrorObject;
   /** The HTTP status of a failed request to an upstream server at a URL. */
   readonly status?: number;
+  /**
+   * The message of the JSON-RPC error in the body of a failed HTTP request,
+   * one short line (the upstream's own words, for `data.detail`).
+   */
+  readonly upstreamMessage?: string;
   /** The cause of a failed sign-in. */
   readonly signIn?: SignInFailureInfo;
 }
@@ -67,6 +72,7 @@ export class UpstreamFailure extends Error {
   readonly kind: FailureKind;
   readonly error: ErrorObject | undefined;
   readonly status: number | undefined;
+  readonly upstreamMessage: string | undefined;
   readonly signIn: SignInFailureInfo | undefined;
 
   constructor(kind: FailureKind, facts: FailureFacts = {}) {
@@ -81,6 +87,7 @@ export class UpstreamFailure extends Error {
     this.kind = kind;
     this.error = facts.error;
     this.status = facts.status;
+    this.upstreamMessage = facts.upstreamMessage;
     this.signIn = facts.signIn;
   }
 }

@@ -34,9 +34,10 @@ import { decodeUpstream } from "./decode.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { HEADER_MISMATCH, mirroredHeaders, ToolHeaders } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
-import { Http1Client } from "./http1.ts";
-import type { PostResponse, PostTransport } from "./post_transport.ts";
-import { readEvents, readJsonBody, TooLargeError } from "./sse.ts";
+import { PostLimiter } from "./post_limiter.ts";
+import { fetchTransport, type PostTransport } from "./post_transport.ts";
+import { isResponseOf, readOwnResponse, readRequestResponse } from "./http_response.ts";
+import { TooLargeError } from "./sse.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -47,11 +48,10 @@ export interface HttpLinkOptions {
   readonly headers?: readonly (readonly [string, string])[];
   /** The largest JSON response and the largest event of a stream. */
   readonly maxResponseBytes: number;
-  /**
-   * How a POST goes: fetch behind a proxy (`fetchTransport` of `post_transport.ts`);
-   * without it, an {@linkcode Http1Client} with the default roots.
-   */
+  /** How a POST goes (default: fetch with an HTTP client of the link's own). */
   readonly transport?: PostTransport;
+  /** The POSTs of answers and notifications at once (default {@linkcode MAX_OWN_POSTS}). */
+  readonly maxOwnPosts?: number;
   /** The sign-in; without it a 401 or 403 fails the request. */
   readonly tokenSource?: TokenSource;
   /** A debug line for what the link drops (it names no URL). */
@@ -64,18 +64,11 @@ const CLOSE_GRACE_MS = 250;
 const MAX_REDIRECTS = 3;
 /** How many challenges one request answers before it is refused. */
 const MAX_CHALLENGES = 3;
-
-/** The JSON media type of a Content-Type header, or the text stream type, or undefined. */
-function mediaType(header: string | null): string | undefined {
-  if (header === null) return undefined;
-  return header.split(";", 1)[0]!.trim().toLowerCase();
-}
-
-/** True for the response (result or error) of the request `id`. */
-function isResponseOf(message: JsonObject, id: Json): boolean {
-  return message.id === id && typeof message.method !== "string" &&
-    (Object.hasOwn(message, "result") || Object.hasOwn(message, "error"));
-}
+/**
+ * The POSTs of answers and notifications in flight at once: over HTTP/1.1
+ * each is a connection. A flood of server requests waits for them.
+ */
+export const MAX_OWN_POSTS = 16;
 
 /** One request in flight: its fetch can be aborted. */
 interface Exchange {
@@ -96,6 +89,8 @@ class HttpLink implements UpstreamLink {
   #exchanges = new Map<Json, Exchange>();
   /** POSTs of notifications and responses, awaited at the close. */
   #posts = new Set<Promise<void>>();
+  /** The bound of those POSTs. */
+  readonly #ownPosts: PostLimiter;
   /** The tools/list requests in flight: their results give the Mcp-Param headers. */
   #toolLists = new Set<Json>();
   #tools = new ToolHeaders();
@@ -106,7 +101,8 @@ class HttpLink implements UpstreamLink {
 
   constructor(options: HttpLinkOptions) {
     this.#o = options;
-    this.#transport = options.transport ?? new Http1Client();
+    this.#transport = options.transport ?? fetchTransport();
+    this.#ownPosts = new PostLimiter(options.maxOwnPosts ?? MAX_OWN_POSTS);
     const source = options.tokenSource;
     if (source) {
       this.nextSignIn = () => source.nextSignIn();
@@ -149,7 +145,9 @@ class HttpLink implements UpstreamLink {
         exchange.controller.abort();
       }
     }
-    const post = this.#notify(msg).finally(() => this.#posts.delete(post));
+    const post = this.#ownPosts.run(() => this.#notify(msg)).finally(() =>
+      this.#posts.delete(post)
+    );
     this.#posts.add(post);
     return Promise.resolve();
   }
@@ -199,7 +197,7 @@ class HttpLink implements UpstreamLink {
   }
 
   /** One POST, with the token of the token source and its answers to challenges. */
-  async #post(message: JsonObject, body: string, signal: AbortSignal): Promise<PostResponse> {
+  async #post(message: JsonObject, body: string, signal: AbortSignal): Promise<Response> {
     const source = this.#o.tokenSource;
     for (let attempt = 1;; attempt++) {
       const headers = this.#headers(message, await source?.authorization(signal));
@@ -230,7 +228,7 @@ class HttpLink implements UpstreamLink {
     headers: [string, string][],
     body: string,
     signal: AbortSignal,
-  ): Promise<PostResponse> {
+  ): Promise<Response> {
     let url = this.#o.url;
     for (let hop = 0;; hop++) {
       const response = await this.#transport.post(url, { headers, body, signal });
@@ -261,8 +259,9 @@ class HttpLink implements UpstreamLink {
       status = response.status;
       const mayRetry = message.method === "tools/call";
       if (await this.#response(response, id, exchange, mayRetry) === "header_mismatch") {
-        // As the SDK v2 client: the Mcp-Param headers did not match the tool (a call
-        // before any tools/list, or after its declarations changed). List the tools
+        // As the SDK v2 client: the server refused the call (400) for Mcp-Param
+        // headers that did not match the tool (a call before any tools/list, or
+        // after its declarations changed), so it did not run. List the tools
         // again, then send the call once more.
         await this.#refreshToolHeaders(message, signal).catch(() => {});
         response = await this.#post(message, body, signal);
@@ -270,6 +269,7 @@ class HttpLink implements UpstreamLink {
         await this.#response(response, id, exchange, false);
       }
     } catch (error) {
+      // A POST is never sent again here: its bytes may have reached the server.
       if (signal.aborted || this.#closed) return;
       const facts = status === undefined ? {} : { status };
       if (error instanceof UpstreamFailure) {
@@ -288,66 +288,26 @@ class HttpLink implements UpstreamLink {
   }
 
   /**
-   * Reads the response of a request and gives its messages to the client.
-   * With `mayRetry`, a 400 with the header mismatch error is not given but
-   * returned as "header_mismatch".
+   * Reads the response of a request and gives its messages to the client
+   * (`http_response.ts`).
    */
-  async #response(
-    response: PostResponse,
+  #response(
+    response: Response,
     id: Json,
     exchange: Exchange,
     mayRetry: boolean,
   ): Promise<"done" | "header_mismatch"> {
-    const status = response.status;
-    const type = mediaType(response.headers.get("content-type"));
-    const limit = this.#o.maxResponseBytes;
-    if (status < 200 || status > 299 || status === 202) {
-      if (status === 400 && type === "application/json") {
-        // Revision 2026-07-28 answers a request that it refuses with a 400
-        // and the JSON-RPC error of that request: the error goes on.
-        const message = decodeUpstream(await readJsonBody(response, limit));
-        if (message && isResponseOf(message, id)) {
-          const error = isObject(message.error) ? message.error : undefined;
-          if (mayRetry && error?.code === HEADER_MISMATCH) return "header_mismatch";
-          await this.#deliver({ kind: "message", value: message }, exchange);
-          return "done";
-        }
-      } else await response.body?.cancel().catch(() => {});
-      const ok = status >= 200 && status <= 299;
-      throw new UpstreamFailure(ok ? "invalid_response" : "transport_failed", { status });
-    }
-    // The body's stream is asked for only where it is read as one (a small JSON
-    // body of our own client comes straight from its buffer). No body is no message.
-    if (type === "application/json") {
-      const message = decodeUpstream(await readJsonBody(response, limit));
-      if (!message) throw new UpstreamFailure("invalid_response");
-      this.#observe(id, message);
-      await this.#deliver({ kind: "message", value: message }, exchange);
-      if (!isResponseOf(message, id)) throw new UpstreamFailure("invalid_response");
-      return "done";
-    }
-    const body = response.body;
-    if (!body || type !== "text/event-stream") {
-      await body?.cancel().catch(() => {});
-      throw new UpstreamFailure("invalid_response", { status });
-    }
-    for await (const event of readEvents(body, limit)) {
-      if (event.event !== "message") continue;
-      const message = decodeUpstream(event.data);
-      if (!message) {
-        // As a line of a stdio server: the request named in it fails.
-        const scan = scanIdFromHead(event.data);
-        if (scan.found && scan.id === id) throw new UpstreamFailure("invalid_response");
-        this.#o.debug?.("dropped an upstream event that is not a message");
-        continue;
-      }
-      this.#observe(id, message);
-      await this.#deliver({ kind: "message", value: message }, exchange);
-      // The stream of a request ends with its response.
-      if (isResponseOf(message, id)) return "done";
-    }
-    // The stream ended (or the connection dropped) before the response.
-    throw new UpstreamFailure("transport_failed");
+    return readRequestResponse(response, {
+      id,
+      limit: this.#o.maxResponseBytes,
+      mayRetry,
+      deliver: (message) => {
+        this.#observe(id, message);
+        return this.#deliver({ kind: "message", value: message }, exchange);
+      },
+      serverRequest: () => this.#ownPosts.room(),
+      ...(this.#o.debug && { debug: this.#o.debug }),
+    });
   }
 
   /** Keeps the `x-mcp-header` declarations of a tools/list result. */
@@ -359,28 +319,8 @@ class HttpLink implements UpstreamLink {
   #refreshToolHeaders(call: JsonObject, signal: AbortSignal): Promise<void> {
     return this.#tools.refresh(call, async (list) => {
       const response = await this.#post(list, JSON.stringify(list), signal);
-      return this.#ownResponse(response, list.id as string);
+      return readOwnResponse(response, list.id as string, this.#o.maxResponseBytes);
     });
-  }
-
-  /** The response of a request of the link's own, or undefined. */
-  async #ownResponse(response: PostResponse, id: string): Promise<JsonObject | undefined> {
-    const type = mediaType(response.headers.get("content-type"));
-    const limit = this.#o.maxResponseBytes;
-    if (response.status >= 200 && response.status <= 299 && type === "application/json") {
-      const message = decodeUpstream(await readJsonBody(response, limit));
-      return message && isResponseOf(message, id) ? message : undefined;
-    }
-    const body = response.body;
-    if (!body || response.status < 200 || response.status > 299 || type !== "text/event-stream") {
-      await body?.cancel().catch(() => {});
-      return undefined;
-    }
-    for await (const event of readEvents(body, limit)) {
-      const message = event.event === "message" ? decodeUpstream(event.data) : undefined;
-      if (message && isResponseOf(message, id)) return message;
-    }
-    return undefined;
   }
 
   /** POSTs a notification or a response; the answer (202) has no message. */

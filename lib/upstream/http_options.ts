@@ -11,7 +11,6 @@
 import { UpstreamFailure } from "./failure.ts";
 import { createHttpLink } from "./http.ts";
 import { HEADER_NAME } from "./http_headers.ts";
-import { Http1Client } from "./http1.ts";
 import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "./token_source.ts";
@@ -223,7 +222,10 @@ export function httpFlagsGiven(values: HttpFlagValues): string | undefined {
   return undefined;
 }
 
-/** The proxy variable that applies to the scheme of the URL, upper or lower case. */
+/**
+ * The proxy variable that applies to the scheme of the URL, upper or lower
+ * case. fetch reads it itself; the bridge only checks that it is a URL.
+ */
 function proxyVariable(url: URL, env: (name: string) => string | undefined): string | undefined {
   const names = url.protocol === "https:"
     ? ["HTTPS_PROXY", "https_proxy"]
@@ -243,12 +245,11 @@ export interface RemoteConnectOptions {
 }
 
 /**
- * The `Connect` of a URL upstream: it makes the transport of the POSTs and
- * the link. Without a proxy variable for the scheme of the URL, that is the
- * bridge's own HTTP/1.1 client (`http1.ts`, the CA certificates added to the
- * roots); with one, fetch, which applies HTTPS_PROXY, HTTP_PROXY and
- * NO_PROXY. It rejects with `connect_failed` when the transport cannot be
- * made, for example for a proxy variable that is not a URL.
+ * The `Connect` of a URL upstream: it makes the link and its transport,
+ * fetch with an HTTP client of its own (the CA certificates of
+ * `--ca-file`, HTTP/2 and HTTP/1.1, the proxy variables). It rejects with
+ * `connect_failed` when the client cannot be made, for example for a proxy
+ * variable that is not a URL.
  */
 export function connectRemote(target: RemoteTarget, options: RemoteConnectOptions = {}): Connect {
   return () => {
@@ -256,13 +257,8 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
     let transport: PostTransport;
     try {
       const proxy = proxyVariable(target.url, env);
-      if (proxy === undefined) {
-        transport = new Http1Client(target.caCerts ? { caCerts: target.caCerts } : {});
-      } else {
-        new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
-        const caCerts = target.caCerts && [...target.caCerts];
-        transport = fetchTransport(caCerts && Deno.createHttpClient({ caCerts }));
-      }
+      if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
+      transport = fetchTransport(target.caCerts ? { caCerts: target.caCerts } : {});
     } catch {
       return Promise.reject(new UpstreamFailure("connect_failed"));
     }

@@ -10,8 +10,6 @@
  * @module
  */
 
-import type { PostResponse } from "./post_transport.ts";
-
 /** One event of a stream: its type (`message` when the stream gave none) and its data. */
 export interface SseEvent {
   readonly event: string;
@@ -159,10 +157,13 @@ const KNOWN_LENGTH_IN_PLACE = 1024 * 1024;
  * if (bytes.length !== 2) throw new Error();
  * ```
  */
-export async function readJsonBody(response: PostResponse, limit: number): Promise<Uint8Array> {
-  // A Transfer-Encoding wins over a Content-Length (RFC 9112, section 6.3): the
-  // length then says nothing of the body, which is counted as it comes.
-  const length = response.headers.get("transfer-encoding") !== null
+export async function readJsonBody(response: Response, limit: number): Promise<Uint8Array> {
+  // A Content-Length says nothing of the body that fetch gives when the body
+  // is encoded (fetch decodes it, though the link asks for identity): the
+  // body is then counted as it comes. So it is beside a Transfer-Encoding.
+  const encoding = response.headers.get("content-encoding");
+  const length = response.headers.get("transfer-encoding") !== null ||
+      (encoding !== null && encoding.trim().toLowerCase() !== "identity")
     ? Number.NaN
     : Number(response.headers.get("content-length") ?? Number.NaN);
   if (length > limit) {
@@ -170,7 +171,7 @@ export async function readJsonBody(response: PostResponse, limit: number): Promi
     throw new TooLargeError(limit);
   }
   if (Number.isSafeInteger(length) && length < KNOWN_LENGTH_IN_PLACE) {
-    return new Uint8Array(await response.arrayBuffer());
+    return await response.bytes();
   }
   const body = response.body;
   if (!body) return new Uint8Array(0);

@@ -1,0 +1,191 @@
+/**
+ * How the HTTP link reads the answer to one POST of a request: one JSON
+ * object, an SSE stream of that request (progress, log messages, requests of
+ * the server, then the response), or an error status.
+ *
+ * A response counts only on its own exchange: a response with another id in
+ * the body or stream of a request is not an answer to anything, and is
+ * dropped with a debug line (settling the other request with it would drop
+ * that request's own answer later).
+ *
+ * @module
+ */
+
+import { scanIdFromHead } from "../jsonrpc/id_scan.ts";
+import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
+import { decodeUpstream } from "./decode.ts";
+import { UpstreamFailure } from "./failure.ts";
+import { HEADER_MISMATCH } from "./http_headers.ts";
+import { readEvents, readJsonBody } from "./sse.ts";
+
+/** The bytes of an error body that are read for its message. */
+const ERROR_BODY_BYTES = 64 * 1024;
+/** The longest upstream message that a failure carries. */
+const MAX_MESSAGE_CHARS = 200;
+
+/** The media type of a Content-Type header, lower case, or undefined. */
+function mediaType(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  return header.split(";", 1)[0]!.trim().toLowerCase();
+}
+
+/** True for a response (a result or an error, no method). */
+export function isResponse(message: JsonObject): boolean {
+  return typeof message.method !== "string" &&
+    (Object.hasOwn(message, "result") || Object.hasOwn(message, "error"));
+}
+
+/**
+ * True for the response (result or error) of the request `id`.
+ *
+ * @example
+ * ```ts
+ * import { isResponseOf } from "./http_response.ts";
+ * if (!isResponseOf({ jsonrpc: "2.0", id: 1, result: {} }, 1)) throw new Error();
+ * if (isResponseOf({ jsonrpc: "2.0", id: 2, result: {} }, 1)) throw new Error();
+ * ```
+ */
+export function isResponseOf(message: JsonObject, id: Json): boolean {
+  return message.id === id && isResponse(message);
+}
+
+/**
+ * The message of a JSON-RPC error response, as one short line without
+ * control characters, or undefined.
+ *
+ * @example
+ * ```ts
+ * import { errorMessageOf } from "./http_response.ts";
+ * const error = { jsonrpc: "2.0", id: null, error: { code: -32000, message: "Bad\nsession" } };
+ * if (errorMessageOf(error) !== "Bad session") throw new Error();
+ * ```
+ */
+export function errorMessageOf(message: JsonObject | undefined): string | undefined {
+  const error = message && isResponse(message) && isObject(message.error)
+    ? message.error
+    : undefined;
+  if (typeof error?.message !== "string") return undefined;
+  // deno-lint-ignore no-control-regex
+  const line = error.message.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  if (line === "") return undefined;
+  return line.length > MAX_MESSAGE_CHARS ? `${line.slice(0, MAX_MESSAGE_CHARS)}...` : line;
+}
+
+/** What {@linkcode readRequestResponse} reads for, and where its messages go. */
+export interface RequestResponseOptions {
+  /** The id of the request of this exchange. */
+  readonly id: Json;
+  /** The largest JSON body and SSE event. */
+  readonly limit: number;
+  /** A 400 with the header mismatch error is returned, not given (tools/call). */
+  readonly mayRetry: boolean;
+  /** Gives one message of the exchange to the client. */
+  deliver(message: JsonObject): void | Promise<void>;
+  /** After a request of the server on the stream: the reading waits for it. */
+  serverRequest(): Promise<void>;
+  readonly debug?: (message: string) => void;
+}
+
+/**
+ * Reads the response of a request and gives its messages. Throws an
+ * {@linkcode UpstreamFailure} when the response fails the request; a
+ * failure of an error status has the status, and the message of the
+ * JSON-RPC error of the body when it has one. With `mayRetry`, a 400 with
+ * the header mismatch error of the request is returned as "header_mismatch".
+ */
+export async function readRequestResponse(
+  response: Response,
+  options: RequestResponseOptions,
+): Promise<"done" | "header_mismatch"> {
+  const { id, limit } = options;
+  const status = response.status;
+  const type = mediaType(response.headers.get("content-type"));
+  if (status < 200 || status > 299 || status === 202) {
+    let upstreamMessage: string | undefined;
+    if (type === "application/json" && status !== 202) {
+      const message = decodeUpstream(
+        await readJsonBody(response, Math.min(limit, ERROR_BODY_BYTES)),
+      );
+      if (status === 400 && message && isResponseOf(message, id)) {
+        // Revision 2026-07-28 answers a request that it refuses with a 400
+        // and the JSON-RPC error of that request: the error goes on.
+        const error = isObject(message.error) ? message.error : undefined;
+        if (options.mayRetry && error?.code === HEADER_MISMATCH) return "header_mismatch";
+        await options.deliver(message);
+        return "done";
+      }
+      upstreamMessage = errorMessageOf(message);
+    } else await response.body?.cancel().catch(() => {});
+    const ok = status >= 200 && status <= 299;
+    throw new UpstreamFailure(ok ? "invalid_response" : "transport_failed", {
+      status,
+      ...(upstreamMessage !== undefined && { upstreamMessage }),
+    });
+  }
+  if (type === "application/json") {
+    const message = decodeUpstream(await readJsonBody(response, limit));
+    if (!message) throw new UpstreamFailure("invalid_response");
+    if (isResponse(message) && message.id !== id) {
+      options.debug?.("dropped a response to another request in the body of a request");
+      throw new UpstreamFailure("invalid_response");
+    }
+    await options.deliver(message);
+    if (!isResponseOf(message, id)) throw new UpstreamFailure("invalid_response");
+    return "done";
+  }
+  const body = response.body;
+  if (!body || type !== "text/event-stream") {
+    await body?.cancel().catch(() => {});
+    throw new UpstreamFailure("invalid_response", { status });
+  }
+  for await (const event of readEvents(body, limit)) {
+    if (event.event !== "message") continue;
+    const message = decodeUpstream(event.data);
+    if (!message) {
+      // As a line of a stdio server: the request named in it fails.
+      const scan = scanIdFromHead(event.data);
+      if (scan.found && scan.id === id) throw new UpstreamFailure("invalid_response");
+      options.debug?.("dropped an upstream event that is not a message");
+      continue;
+    }
+    if (isResponse(message) && message.id !== id) {
+      options.debug?.("dropped a response to another request in the stream of a request");
+      continue;
+    }
+    await options.deliver(message);
+    // The stream of a request ends with its response.
+    if (isResponseOf(message, id)) return "done";
+    if (typeof message.method === "string" && Object.hasOwn(message, "id")) {
+      await options.serverRequest();
+    }
+  }
+  // The stream ended (or the connection dropped) before the response.
+  throw new UpstreamFailure("transport_failed");
+}
+
+/**
+ * The response of a request of the link's own (its tools/list), or
+ * undefined: nothing of it reaches the client.
+ */
+export async function readOwnResponse(
+  response: Response,
+  id: string,
+  limit: number,
+): Promise<JsonObject | undefined> {
+  const type = mediaType(response.headers.get("content-type"));
+  const ok = response.status >= 200 && response.status <= 299;
+  if (ok && type === "application/json") {
+    const message = decodeUpstream(await readJsonBody(response, limit));
+    return message && isResponseOf(message, id) ? message : undefined;
+  }
+  const body = response.body;
+  if (!body || !ok || type !== "text/event-stream") {
+    await body?.cancel().catch(() => {});
+    return undefined;
+  }
+  for await (const event of readEvents(body, limit)) {
+    const message = event.event === "message" ? decodeUpstream(event.data) : undefined;
+    if (message && isResponseOf(message, id)) return message;
+  }
+  return undefined;
+}

@@ -16,13 +16,19 @@
  * (revision 2026-07-28 has neither), and owns the OAuth flow (here a
  * {@linkcode TokenSource} does).
  *
+ * Every POST goes through Deno's fetch (`post_transport.ts`), and none is
+ * sent twice: a request whose bytes may have reached the server gets the
+ * failure of its cause. The POSTs of answers and notifications are bounded
+ * ({@linkcode MAX_OWN_POSTS}), so a flood of server requests on a stream
+ * cannot open a connection each.
+ *
  * A failure never names the URL (its path or query can hold a key), a
- * header value or a token: it carries only its kind and the HTTP status.
+ * header value or a token: it carries its kind, the HTTP status and the
+ * message of a JSON-RPC error of the body.
  *
  * @module
  */
 
-import { scanIdFromHead } from "../jsonrpc/id_scan.ts";
 import {
   isObject,
   type Json,
@@ -30,9 +36,8 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { decodeUpstream } from "./decode.ts";
 import { UpstreamFailure } from "./failure.ts";
-import { HEADER_MISMATCH, mirroredHeaders, ToolHeaders } from "./http_headers.ts";
+import { mirroredHeaders, ToolHeaders } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
 import { PostLimiter } from "./post_limiter.ts";
 import { fetchTransport, type PostTransport } from "./post_transport.ts";

@@ -246,8 +246,8 @@ export interface RemoteConnectOptions {
 
 /**
  * The `Connect` of a URL upstream: it makes the link and its transport,
- * fetch with an HTTP client of its own (the CA certificates of
- * `--ca-file`, HTTP/2 and HTTP/1.1, the proxy variables). It rejects with
+ * fetch with HTTP clients of its own (`post_transport.ts`: the CA
+ * certificates of `--ca-file`, HTTP/2 or HTTP/1.1, the proxy variables). It rejects with
  * `connect_failed` when the client cannot be made, for example for a proxy
  * variable that is not a URL.
  */
@@ -258,7 +258,10 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
     try {
       const proxy = proxyVariable(target.url, env);
       if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
-      transport = fetchTransport(target.caCerts ? { caCerts: target.caCerts } : {});
+      transport = fetchTransport({
+        ...(target.caCerts && { caCerts: target.caCerts }),
+        ...(options.debug && { debug: options.debug }),
+      });
     } catch {
       return Promise.reject(new UpstreamFailure("connect_failed"));
     }

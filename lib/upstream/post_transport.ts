@@ -1,13 +1,23 @@
 /**
- * How the HTTP link sends one POST: Deno's `fetch` with one
- * `Deno.HttpClient` per link. The client carries the CA certificates of
- * `--ca-file`, offers HTTP/2 and HTTP/1.1 (ALPN picks; a server that speaks
- * only HTTP/2 works), pools its connections (one HTTP/2 connection carries
- * every request in flight) and applies HTTPS_PROXY, HTTP_PROXY and NO_PROXY.
+ * How the HTTP link sends one POST: Deno's `fetch`, with the HTTP clients
+ * (`Deno.HttpClient`) of the link. They carry the CA certificates of
+ * `--ca-file` and apply HTTPS_PROXY, HTTP_PROXY and NO_PROXY.
  *
- * fetch never sends a request twice: its pool retries a request only when
- * the reused connection failed before any byte of it was written. Redirects
- * are left to the link, which follows them only within the origin.
+ * - **HTTP/2** for an `https:` URL: one connection carries every request
+ *   in flight, and it stays open between calls (no new handshake after the
+ *   user's think time). The client speaks only HTTP/2, so that the requests
+ *   that start together wait for the one connection instead of opening one
+ *   each.
+ * - **HTTP/1.1** for an `http:` URL, and for a server whose TLS handshake
+ *   refuses HTTP/2 (`NoApplicationProtocol`: no byte of the request was
+ *   sent, so the POST goes once over HTTP/1.1). Each POST has a connection
+ *   of its own. The reason: fetch sends a POST again, on a new connection,
+ *   when a reused HTTP/1.1 connection closes before the response, also when
+ *   the server had read the request (a tool would run twice). A connection
+ *   that is never reused is never resent on.
+ *
+ * Redirects are left to the link, which follows them only within the
+ * origin.
  *
  * @module
  */
@@ -26,15 +36,26 @@ export interface PostTransport {
   close(): void;
 }
 
-/** What the HTTP client of a link is made with. */
+/** What the HTTP clients of a link are made with. */
 export interface FetchTransportOptions {
   /** PEM certificates trusted besides the system roots (`--ca-file`). */
   readonly caCerts?: readonly string[];
+  /** A debug line (it names no URL). */
+  readonly debug?: (message: string) => void;
+}
+
+/** True for the failure of a TLS handshake whose server refused HTTP/2 (ALPN). */
+function refusedHttp2(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
+    if (e.message.includes("NoApplicationProtocol")) return true;
+    e = e.cause;
+  }
+  return false;
 }
 
 /**
- * The transport of a link: fetch with an HTTP client of its own, which
- * {@linkcode PostTransport.close} closes (and with it every connection).
+ * The transport of a link: fetch with HTTP clients of its own, which
+ * {@linkcode PostTransport.close} closes (and with them every connection).
  *
  * @example
  * ```ts
@@ -44,26 +65,47 @@ export interface FetchTransportOptions {
  * ```
  */
 export function fetchTransport(options: FetchTransportOptions = {}): PostTransport {
-  const client = Deno.createHttpClient({
-    ...(options.caCerts && { caCerts: [...options.caCerts] }),
-    http1: true,
-    http2: true,
-  });
+  const caCerts = options.caCerts && { caCerts: [...options.caCerts] };
+  let http2: Deno.HttpClient | undefined;
+  let http1: Deno.HttpClient | undefined;
+  /** The server refused HTTP/2: every later POST goes over HTTP/1.1. */
+  let http1Only = false;
   let closed = false;
+  const send = (url: URL, init: PostInit, client: Deno.HttpClient) =>
+    fetch(url, {
+      method: "POST",
+      headers: init.headers as [string, string][],
+      body: init.body,
+      signal: init.signal,
+      redirect: "manual",
+      client,
+    });
+  const http1Client = () =>
+    http1 ??= Deno.createHttpClient({
+      ...caCerts,
+      http1: true,
+      http2: false,
+      poolMaxIdlePerHost: 0,
+    });
   return {
-    post: (url, { headers, body, signal }) =>
-      fetch(url, {
-        method: "POST",
-        headers: headers as [string, string][],
-        body,
-        signal,
-        redirect: "manual",
-        client,
-      }),
+    async post(url, init) {
+      if (url.protocol === "https:" && !http1Only) {
+        http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
+        try {
+          return await send(url, init, http2);
+        } catch (error) {
+          if (!refusedHttp2(error)) throw error;
+          if (!http1Only) options.debug?.("the upstream server refused HTTP/2; using HTTP/1.1");
+          http1Only = true;
+        }
+      }
+      return await send(url, init, http1Client());
+    },
     close: () => {
       if (closed) return;
       closed = true;
-      client.close();
+      http2?.close();
+      http1?.close();
     },
   };
 }

@@ -20,6 +20,7 @@ import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
 import { benchHttp } from "./bench_http.ts";
 import { benchLarge } from "./bench_large.ts";
 import { benchPressure } from "./bench_pressure.ts";
+import { benchRemote } from "./bench_remote.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
@@ -375,6 +376,7 @@ await embeddedBench();
 
 // The HTTP upstream: its own module, so each part of the benchmark stays small.
 await benchHttp(out);
+await benchRemote(out);
 
 // Back pressure: the peak RSS of the bridge when a peer does not read.
 await benchPressure(out);

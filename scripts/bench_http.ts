@@ -40,9 +40,9 @@ async function startServer(): Promise<{ url: string; child: Deno.ChildProcess }>
 }
 
 /** A client of the direct path: one POST per request, as the bridge sends it. */
-class DirectClient {
+export class DirectClient {
   #id = 1;
-  constructor(readonly url: string) {}
+  constructor(readonly url: string, readonly client?: Deno.HttpClient) {}
 
   async request(method: string, params: Record<string, unknown>): Promise<string> {
     const id = this.#id++;
@@ -56,21 +56,23 @@ class DirectClient {
         ...(typeof params.name === "string" && { "mcp-name": params.name }),
       },
       body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: ENVELOPE } }),
+      ...(this.client && { client: this.client }),
     });
     return await response.text();
   }
 }
 
 /** A line client through a stdio proxy (the bridge, or mcp-remote), as VS Code talks to it. */
-class BridgedClient {
+export class BridgedClient {
   readonly child: Deno.ChildProcess;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
   #waiting = new Map<number, (line: string) => void>();
   #id = 1;
 
-  constructor(argv: string[]) {
+  constructor(argv: string[], env?: Record<string, string>) {
     this.child = new Deno.Command(argv[0]!, {
       args: argv.slice(1),
+      ...(env && { env }),
       stdin: "piped",
       stdout: "piped",
       stderr: "null",
@@ -130,14 +132,14 @@ class BridgedClient {
   }
 }
 
-type Client = { request(method: string, params: Record<string, unknown>): Promise<string> };
-const ECHO = { name: "echo", arguments: { text: "x" } };
+export type Client = { request(method: string, params: Record<string, unknown>): Promise<string> };
+export const ECHO = { name: "echo", arguments: { text: "x" } };
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
-async function latency(client: Client, n: number): Promise<{ p50: number; p99: number }> {
+export async function latency(client: Client, n: number): Promise<{ p50: number; p99: number }> {
   for (let i = 0; i < 100; i++) await client.request("tools/call", ECHO);
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -149,7 +151,7 @@ async function latency(client: Client, n: number): Promise<{ p50: number; p99: n
   return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
 }
 
-async function throughput(client: Client, inFlight: number, total: number): Promise<number> {
+export async function throughput(client: Client, inFlight: number, total: number): Promise<number> {
   let sent = 0;
   const t0 = performance.now();
   const worker = async () => {
@@ -170,14 +172,14 @@ function peakRssMb(pid: number): number {
 }
 
 /** The version of mcp-remote that the goal of the HTTP benchmark names. */
-const MCP_REMOTE_VERSION = "0.15.1";
+export const MCP_REMOTE_VERSION = "0.15.1";
 
 /**
  * The executable of mcp-remote: `MCP_REMOTE` when set, else an install of
  * mcp-remote@0.15.1 by npm in a folder of the user's cache (outside the
  * project, made once). A string says why there is none.
  */
-async function mcpRemote(out: (line: string) => void): Promise<{ bin: string } | string> {
+export async function mcpRemote(out: (line: string) => void): Promise<{ bin: string } | string> {
   const named = Deno.env.get("MCP_REMOTE");
   if (named) return { bin: named };
   const cache = Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME") ?? "/tmp"}/.cache`;

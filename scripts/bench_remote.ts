@@ -1,0 +1,225 @@
+/**
+ * The benchmark of a realistic remote upstream: the SDK v2 fixture server
+ * over TLS on node:http2 (HTTP/2 offered, HTTP/1.1 allowed), behind a TCP
+ * proxy on loopback that adds 10 ms each way (a round trip of 20 ms). The
+ * same small tools/call from a direct client (fetch with the test CA), the
+ * bridge and mcp-remote 0.15.1, each through a proxy of its own that counts
+ * the TCP connections it opened.
+ *
+ * Figures: p50 of sequential calls, throughput at 64 in flight, the
+ * latency of one call after 6 s idle, and the connections. Targets (issue
+ * 21): p50 <= direct + 2 ms; throughput >= 0.9 x direct and >= 1.5 x
+ * mcp-remote; no new handshake after idle; at most 2 connections.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { makeCertificates } from "../tests/fixtures/http_tls.ts";
+import {
+  BridgedClient,
+  type Client,
+  DirectClient,
+  ECHO,
+  mcpRemote,
+  throughput,
+} from "./bench_http.ts";
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const deno = Deno.execPath();
+/** Each way: a round trip of twice this. */
+const DELAY_MS = 10;
+const IDLE_MS = 6000;
+
+/** A child that prints one line (a port) first; the rest of its stdout is read by `last`. */
+class LineChild {
+  readonly child: Deno.ChildProcess;
+  readonly #lines: AsyncIterator<string>;
+
+  constructor(args: string[]) {
+    this.child = new Deno.Command(deno, {
+      args,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    this.#lines = this.child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(
+      new TransformStream<string, string>({
+        transform(chunk, controller) {
+          for (const line of chunk.split("\n")) if (line.trim()) controller.enqueue(line.trim());
+        },
+      }),
+    )[Symbol.asyncIterator]();
+  }
+
+  async line(): Promise<string> {
+    const { value, done } = await this.#lines.next();
+    if (done) throw new Error("the child ended early");
+    return value;
+  }
+
+  /** Ends its stdin; its last line. */
+  async stop(): Promise<string> {
+    await this.child.stdin.close();
+    const last = await this.line().catch(() => "");
+    await this.child.status;
+    return last;
+  }
+}
+
+/** A delaying proxy in front of the server: its URL and its child. */
+async function proxyTo(serverPort: number): Promise<{ url: string; proxy: LineChild }> {
+  const proxy = new LineChild([
+    "run",
+    "--allow-net=127.0.0.1",
+    `${root}tests/fixtures/delay_proxy.ts`,
+    String(serverPort),
+    String(DELAY_MS),
+  ]);
+  return { url: `https://127.0.0.1:${await proxy.line()}/mcp`, proxy };
+}
+
+async function median(client: Client, n: number): Promise<number> {
+  for (let i = 0; i < 5; i++) await client.request("tools/call", ECHO);
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await client.request("tools/call", ECHO);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return times[times.length >> 1]!;
+}
+
+async function afterIdle(client: Client): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+  const t0 = performance.now();
+  await client.request("tools/call", ECHO);
+  return performance.now() - t0;
+}
+
+interface Figures {
+  p50: number;
+  throughput: number;
+  idle: number;
+  connections: number;
+}
+
+/** Runs the remote benchmark and prints its lines with `out`. */
+export async function benchRemote(out: (line: string) => void): Promise<void> {
+  const fmt = (n: number, d = 1) => n.toFixed(d);
+  const certs = await makeCertificates();
+  await Deno.writeTextFile(`${certs.dir}/server.pem`, certs.cert);
+  await Deno.writeTextFile(`${certs.dir}/server.key`, certs.key);
+  const server = new LineChild([
+    "run",
+    "-A",
+    `${root}tests/fixtures/http2_sdk_server.ts`,
+    `${certs.dir}/server.pem`,
+    `${certs.dir}/server.key`,
+  ]);
+  const serverPort = Number(await server.line());
+  const figures: Record<string, Figures | string> = {};
+  try {
+    // Direct: fetch with the test CA (HTTP/2 by ALPN).
+    {
+      const { url, proxy } = await proxyTo(serverPort);
+      const http = Deno.createHttpClient({ caCerts: [await Deno.readTextFile(certs.caFile)] });
+      const direct = new DirectClient(url, http);
+      await direct.request("server/discover", {});
+      const p50 = await median(direct, 60);
+      const tput = await throughput(direct, 64, 1280);
+      const idle = await afterIdle(direct);
+      http.close();
+      figures.direct = { p50, throughput: tput, idle, connections: Number(await proxy.stop()) };
+    }
+    // The bridge.
+    {
+      const { url, proxy } = await proxyTo(serverPort);
+      const bridged = new BridgedClient([
+        deno,
+        "run",
+        "-q",
+        "-P",
+        `${root}main.ts`,
+        "--log-level",
+        "error",
+        "--ca-file",
+        certs.caFile,
+        url,
+      ]);
+      await bridged.start();
+      const p50 = await median(bridged, 60);
+      const tput = await throughput(bridged, 64, 1280);
+      const idle = await afterIdle(bridged);
+      await bridged.stop();
+      figures.bridge = { p50, throughput: tput, idle, connections: Number(await proxy.stop()) };
+    }
+    // mcp-remote 0.15.1 (Node.js; the CA through NODE_EXTRA_CA_CERTS).
+    const found = await mcpRemote(out);
+    if (typeof found === "string") figures["mcp-remote"] = found;
+    else {
+      const { url, proxy } = await proxyTo(serverPort);
+      const remote = new BridgedClient([found.bin, url], {
+        ...Deno.env.toObject(),
+        NODE_EXTRA_CA_CERTS: certs.caFile,
+      });
+      await remote.start();
+      const p50 = await median(remote, 60);
+      const tput = await throughput(remote, 64, 1280);
+      const idle = await afterIdle(remote);
+      await remote.stop();
+      figures["mcp-remote"] = {
+        p50,
+        throughput: tput,
+        idle,
+        connections: Number(await proxy.stop()),
+      };
+    }
+  } finally {
+    await server.stop();
+    await Deno.remove(certs.dir, { recursive: true }).catch(() => {});
+  }
+  out(
+    `\nRealistic remote (TLS, HTTP/2 offered, ${2 * DELAY_MS} ms round trip added by a proxy)`,
+  );
+  for (const [name, f] of Object.entries(figures)) {
+    if (typeof f === "string") {
+      out(`${name.padEnd(11)} not measured (${f})`);
+      continue;
+    }
+    out(
+      `${name.padEnd(11)} p50 ${fmt(f.p50)} ms, 64 in flight ${fmt(f.throughput, 0)} req/s, ` +
+        `after ${IDLE_MS / 1000} s idle ${fmt(f.idle)} ms, ${f.connections} TCP connection(s)`,
+    );
+  }
+  const d = figures.direct as Figures;
+  const b = figures.bridge as Figures;
+  const r = figures["mcp-remote"];
+  const verdict = (ok: boolean) => ok ? "met" : "MISSED";
+  out(
+    `targets     p50 <= direct + 2 ms: ${verdict(b.p50 <= d.p50 + 2)} (+${
+      fmt(b.p50 - d.p50, 2)
+    } ms)`,
+  );
+  out(
+    `            throughput >= 0.9 x direct: ${verdict(b.throughput >= 0.9 * d.throughput)} (${
+      fmt(b.throughput / d.throughput, 2)
+    } x)` +
+      (typeof r === "string"
+        ? ""
+        : `; >= 1.5 x mcp-remote: ${verdict(b.throughput >= 1.5 * r.throughput)} (${
+          fmt(b.throughput / r.throughput, 2)
+        } x)`),
+  );
+  out(
+    `            after idle no new handshake: ${verdict(b.idle <= d.idle + 2 * DELAY_MS)} (${
+      fmt(b.idle)
+    } ms, direct ${fmt(d.idle)} ms); connections <= 2: ${verdict(b.connections <= 2)}`,
+  );
+}
+
+if (import.meta.main) {
+  const enc = new TextEncoder();
+  await benchRemote((line) => Deno.stdout.writeSync(enc.encode(line + "\n")));
+}

@@ -57,3 +57,22 @@ export function isSignInFailure(error: unknown, cause?: SignInCause): error is U
   return error instanceof UpstreamFailure && error.kind === "sign_in" &&
     (cause === undefined || error.signIn?.cause === cause);
 }
+
+/**
+ * The log line of a needed sign-in in VS Code's sandbox: it names the
+ * `login` command and the origin of the server, never its path or query
+ * (they can hold a key).
+ *
+ * @example
+ * ```ts
+ * import { sandboxLine } from "./failures.ts";
+ * const line = sandboxLine("mcp-bridge-vscode", "https://mcp.example/k/secret?key=1");
+ * if (!line.includes("mcp-bridge-vscode login") || line.includes("secret")) throw new Error();
+ * ```
+ */
+export function sandboxLine(name: string, serverUrl: string): string {
+  const origin = new URL(serverUrl).origin;
+  return `a new sign-in is needed, and the sandbox of VS Code blocks it: run "${name} login URL" ` +
+    `in a terminal, with the URL of this server (at ${origin}) and its sign-in options, ` +
+    `then restart the server`;
+}

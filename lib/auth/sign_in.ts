@@ -14,6 +14,7 @@ import {
   computeScopeUnion,
   exchangeAuthorization,
   extractWWWAuthenticateParams,
+  type FetchLike,
   IssuerMismatchError,
   startAuthorization,
 } from "@modelcontextprotocol/client";
@@ -51,7 +52,7 @@ export interface SignInSettings extends ClientSettings {
    * The fetch under the requests of the sign-in (`sign_in_fetch.ts` adds the
    * limits): the link's HTTP client settings, or the tests' recording fetch.
    */
-  readonly fetch?: typeof fetch;
+  readonly fetch?: FetchLike;
 }
 
 interface SignInRequest {

@@ -163,3 +163,25 @@ Deno.test("process: a needed new sign-in in the sandbox is sandbox; its log line
     await w.close();
   }
 });
+
+Deno.test("process: a token store that group or others can write is exit 2 with the directory and the fix", async () => {
+  const w = await setup();
+  try {
+    await Deno.mkdir(w.store);
+    await Deno.chmod(w.store, 0o777);
+    for (const args of [w.args, ["login", ...w.args]]) {
+      const out = await runBridge(args, w.env);
+      strictEqual(out.code, 2, out.stderr);
+      const line = out.stderr.split("\n")[0]!;
+      ok(
+        line.endsWith(
+          `the token store ${w.store} can be written by group or others: run chmod 700 ${w.store}`,
+        ),
+        line,
+      );
+    }
+    strictEqual((await Deno.stat(w.store)).mode! & 0o777, 0o777, "left as it was");
+  } finally {
+    await w.close();
+  }
+});

@@ -52,6 +52,14 @@ export function signInFailure(
   });
 }
 
+/** sign_in_timeout with the seconds of --sign-in-timeout and the name of the program. */
+export function timeoutFailure(signInTimeoutMs: number, name: string): UpstreamFailure {
+  return signInFailure("sign_in_timeout", undefined, {
+    seconds: Math.max(1, Math.round(signInTimeoutMs / 1000)),
+    name,
+  });
+}
+
 /** True for a sign-in failure of the given cause. */
 export function isSignInFailure(error: unknown, cause?: SignInCause): error is UpstreamFailure {
   return error instanceof UpstreamFailure && error.kind === "sign_in" &&

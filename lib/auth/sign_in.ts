@@ -19,14 +19,13 @@ import {
   startAuthorization,
 } from "@modelcontextprotocol/client";
 import type { Logger } from "../bridge/log.ts";
-import type { UpstreamFailure } from "../upstream/failure.ts";
 import type { UrlPrompt } from "../upstream/link.ts";
 import type { Challenge, ChallengeOutcome, TokenSource } from "../upstream/token_source.ts";
 import type { OpenBrowser } from "./browser.ts";
 import { discover, type ServerInfo } from "./discovery.ts";
 import { refreshEntry, storedClient } from "./refresh.ts";
 import { SignInHttp } from "./sign_in_fetch.ts";
-import { isSignInFailure, sandboxLine, signInFailure } from "./failures.ts";
+import { isSignInFailure, sandboxLine, signInFailure, timeoutFailure } from "./failures.ts";
 import { signInScope } from "./scope.ts";
 import { authorizationUrlIsValid, randomState } from "./checks.ts";
 import { pageReason, RedirectListener } from "./redirect.ts";
@@ -231,20 +230,11 @@ export class SignIn implements TokenSource {
       if (
         isSignInFailure(error, "sign_in_timeout") || (signal.aborted && !isSignInFailure(error))
       ) {
-        throw this.#timeout();
+        throw timeoutFailure(this.#settings.signInTimeoutMs, this.#settings.name);
       }
       throw error;
     }).finally(() => this.#refreshing = undefined);
     return this.#refreshing;
-  }
-
-  /** sign_in_timeout with the seconds of --sign-in-timeout and the name of the program. */
-  #timeout(): UpstreamFailure {
-    const { signInTimeoutMs, name } = this.#settings;
-    return signInFailure("sign_in_timeout", undefined, {
-      seconds: Math.max(1, Math.round(signInTimeoutMs / 1000)),
-      name,
-    });
   }
 
   /** The requests of one sign-in or refresh, stopped by `signal`. */
@@ -274,7 +264,7 @@ export class SignIn implements TokenSource {
     ).catch((error: unknown) => {
       // Whatever step waited when the time limit passed (the lock, a request, the redirect).
       if (isSignInFailure(error, "sign_in_timeout") || (both.aborted && !isSignInFailure(error))) {
-        throw this.#timeout();
+        throw timeoutFailure(this.#settings.signInTimeoutMs, this.#settings.name);
       }
       throw error;
     });

@@ -1,11 +1,12 @@
-import { ok, rejects, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/bridge/log.ts";
 import { SignIn } from "../../lib/auth/sign_in.ts";
-import { SignInHttp } from "../../lib/auth/sign_in_fetch.ts";
+import { linkFetch, SignInHttp } from "../../lib/auth/sign_in_fetch.ts";
 import { TokenStore } from "../../lib/auth/store.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { visit } from "../fixtures/auth/browser.ts";
 import { startHostile } from "../fixtures/auth/hostile_server.ts";
+import { makeCertificates } from "../fixtures/http_tls.ts";
 import { FAST_LOCK, freePort } from "./harness.ts";
 
 /** `promise`, or a rejection after `ms`: a request that hangs fails the test instead of hanging it. */
@@ -177,4 +178,32 @@ Deno.test("a request to an http endpoint that is not loopback fails before it is
   // The resource server's own metadata is not the authorization server's.
   await (await http.step("protected resource metadata").fetch("http://mcp.invalid.test/x")).text();
   strictEqual(sent, 4);
+});
+
+Deno.test("the requests of the sign-in trust the CA of --ca-file (the link's HTTP client settings)", async () => {
+  const certs = await makeCertificates();
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    cert: certs.cert,
+    key: certs.key,
+    onListen: () => {},
+  }, () => Response.json({ ok: true }));
+  try {
+    const url = `https://127.0.0.1:${server.addr.port}/.well-known/oauth-authorization-server`;
+    const signal = AbortSignal.timeout(10_000);
+    const trusted = new SignInHttp({
+      signal,
+      fetch: linkFetch([await Deno.readTextFile(certs.caFile)]),
+    }).step("authorization server metadata");
+    deepStrictEqual(await (await trusted.fetch(url)).json(), { ok: true });
+    const plain = new SignInHttp({ signal, fetch: linkFetch(undefined) }).step(
+      "authorization server metadata",
+    );
+    await rejects(plain.fetch(url));
+    strictEqual(plain.detail(), "authorization server metadata: no response");
+  } finally {
+    await server.shutdown();
+    await Deno.remove(certs.dir, { recursive: true });
+  }
 });

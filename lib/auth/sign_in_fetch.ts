@@ -60,6 +60,13 @@ export function insecureEndpoint(step: SignInStep | "authorization"): UpstreamFa
 
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
+/** `1 MiB`, `64 KiB`, `100 bytes`: the byte limit in a detail. */
+function sizeText(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
 /**
  * The fetch of one step. `fetch` sends a request with the limits; after a
  * failed SDK call, `failure()` is the sign-in failure to throw.
@@ -144,9 +151,7 @@ export class StepFetch {
     }
     const declared = Number(response.headers.get("content-length") ?? "0");
     const tooLarge = () => {
-      this.problem = `HTTP status ${response.status}, a response larger than ${
-        Math.round(maxBytes / 1024)
-      } KiB`;
+      this.problem = `HTTP status ${response.status}, a response larger than ${sizeText(maxBytes)}`;
       controller.abort();
       finish();
       return new TypeError(`the response is larger than ${maxBytes} bytes`);

@@ -92,7 +92,7 @@ for (const [at, step] of endless) {
       strictEqual(outcome.error.data?.cause, "sign_in_failed", JSON.stringify(outcome.error));
       strictEqual(
         outcome.error.data?.detail,
-        `${step}: HTTP status 200, a response larger than 1024 KiB`,
+        `${step}: HTTP status 200, a response larger than 1 MiB`,
       );
       ok(outcome.peakMb < 200, `peak RSS ${outcome.peakMb} MB`);
       ok(outcome.ms < 20_000, `${outcome.ms} ms`);

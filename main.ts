@@ -184,6 +184,12 @@ async function main(): Promise<number> {
     const logout = await logoutMain(Deno.args, createLogger(profile.name, "info"), USAGE);
     if (logout !== undefined) return logout;
   }
+  if (Deno.args[0] === "login") {
+    // The login and its OAuth code load only for it.
+    const { loginMain } = await import("./lib/auth/login.ts");
+    const login = await loginMain(Deno.args, createLogger(profile.name, "info"), USAGE);
+    if (login !== undefined) return login;
+  }
   let cli: Command;
   let tokenSource;
   try {
@@ -194,6 +200,7 @@ async function main(): Promise<number> {
       tokenSource = await createSignIn(cli.auth, cli.remote.url.href, {
         logger: log,
         name: executableName(),
+        ...(cli.remote.caCerts && { caCerts: cli.remote.caCerts }),
       });
       const discover = await discoverLimitMs(cli.limits.discover_timeout_ms, tokenSource, cli.auth);
       cli = { ...cli, limits: { ...cli.limits, discover_timeout_ms: discover } };

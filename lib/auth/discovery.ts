@@ -3,7 +3,9 @@
  * resource metadata (RFC 9728, from `resource_metadata` of the challenge or
  * the well-known paths), then authorization server metadata (RFC 8414 or
  * OpenID discovery, with the issuer check), and the resource indicator
- * (RFC 8707). The SDK v2 client does the requests and the checks.
+ * (RFC 8707). The SDK v2 client does the requests and the checks, through
+ * the requests of `sign_in_fetch.ts`; every endpoint of the authorization
+ * server must be https (or loopback http) before a request goes there.
  *
  * @module
  */
@@ -12,12 +14,18 @@ import {
   type AuthorizationServerMetadata,
   checkResourceAllowed,
   discoverAuthorizationServerMetadata,
-  discoverOAuthServerInfo,
-  type FetchLike,
+  discoverOAuthProtectedResourceMetadata,
   IssuerMismatchError,
+  type OAuthProtectedResourceMetadata,
   resourceUrlFromServerUrl,
 } from "@modelcontextprotocol/client";
-import { signInFailure } from "./failures.ts";
+import { isSignInFailure, signInFailure } from "./failures.ts";
+import {
+  insecureEndpoint,
+  isSecureEndpoint,
+  type SignInHttp,
+  type SignInStep,
+} from "./sign_in_fetch.ts";
 
 /** What discovery found. */
 export interface ServerInfo {
@@ -31,25 +39,47 @@ export interface ServerInfo {
 }
 
 /**
- * A fetch that remembers the status of the last response: a failure of an
- * SDK call names the step and that status, never the body or the URL.
+ * The endpoints of the authorization server must be https, or http on a
+ * loopback host: checked before the first request to any of them (the
+ * registration, the authorization, the token request, the revocation).
  */
-export class StatusFetch {
-  last: number | undefined;
-  readonly fetch: FetchLike;
-
-  constructor(base: FetchLike = fetch) {
-    this.fetch = async (input, init) => {
-      this.last = undefined;
-      const response = await base(input, init);
-      this.last = response.status;
-      return response;
-    };
+function checkEndpoints(metadata: AuthorizationServerMetadata): void {
+  const named = metadata as Record<string, unknown>;
+  if (!isSecureEndpoint(metadata.authorization_endpoint)) {
+    throw signInFailure("sign_in_invalid_url", "authorization: the endpoint is not https");
   }
+  const endpoints: [string, SignInStep][] = [
+    ["token_endpoint", "token request"],
+    ["registration_endpoint", "registration"],
+    ["revocation_endpoint", "revocation"],
+  ];
+  for (const [name, step] of endpoints) {
+    const value = named[name];
+    if (value !== undefined && (typeof value !== "string" || !isSecureEndpoint(value))) {
+      throw insecureEndpoint(step);
+    }
+  }
+}
 
-  /** `step: HTTP status N`, or `step` when no response came. */
-  detail(step: string): string {
-    return this.last === undefined ? step : `${step}: HTTP status ${this.last}`;
+/** The protected resource metadata; undefined where the server has none (the SDK's fallback). */
+async function resourceMetadata(
+  serverUrl: string,
+  resourceMetadataUrl: URL | undefined,
+  http: SignInHttp,
+): Promise<OAuthProtectedResourceMetadata | undefined> {
+  const step = http.step("protected resource metadata");
+  try {
+    return await discoverOAuthProtectedResourceMetadata(
+      serverUrl,
+      resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl },
+      step.fetch,
+    );
+  } catch (error) {
+    if (isSignInFailure(error)) throw error;
+    // No answer, a body cut off, the time limit: the sign-in stops here. A 404 or a
+    // document that is not valid falls back to the server's origin, as the SDK does.
+    if (step.stopped || step.problem !== undefined) throw step.failure();
+    return undefined;
   }
 }
 
@@ -57,28 +87,17 @@ export class StatusFetch {
 export async function discover(
   serverUrl: string,
   resourceMetadataUrl: URL | undefined,
-  http: StatusFetch,
+  http: SignInHttp,
 ): Promise<ServerInfo> {
-  let found;
-  try {
-    found = await discoverOAuthServerInfo(serverUrl, {
-      ...(resourceMetadataUrl !== undefined && { resourceMetadataUrl }),
-      fetchFn: http.fetch,
-    });
-  } catch (error) {
-    if (error instanceof IssuerMismatchError) {
-      throw signInFailure(
-        "sign_in_failed",
-        "the metadata of the authorization server names another issuer",
-      );
-    }
-    throw signInFailure("sign_in_failed", http.detail("discovery of the authorization server"));
+  const resource = await resourceMetadata(serverUrl, resourceMetadataUrl, http);
+  const authorizationServerUrl = resource?.authorization_servers?.[0] ??
+    String(new URL("/", serverUrl));
+  if (!isSecureEndpoint(authorizationServerUrl)) {
+    throw insecureEndpoint("authorization server metadata");
   }
-  const metadata = found.authorizationServerMetadata;
-  if (metadata === undefined) {
-    throw signInFailure("sign_in_failed", "the authorization server has no metadata");
-  }
-  const configured = found.resourceMetadata?.resource;
+  const metadata = await issuerMetadata(authorizationServerUrl, http);
+  checkEndpoints(metadata);
+  const configured = resource?.resource;
   if (
     configured !== undefined &&
     !checkResourceAllowed({ requestedResource: serverUrl, configuredResource: configured })
@@ -89,24 +108,32 @@ export async function discover(
     );
   }
   return {
-    authorizationServerUrl: found.authorizationServerUrl,
+    authorizationServerUrl,
     metadata,
     // The metadata's string as it is: its URL form would add a slash (SDK #1968).
     resource: configured ?? resourceUrlFromServerUrl(serverUrl).href,
-    resourceScopes: found.resourceMetadata?.scopes_supported,
+    resourceScopes: resource?.scopes_supported,
   };
 }
 
-/** The metadata of a known issuer (for a refresh or a revocation). */
+/** The metadata of a known issuer (for a sign-in, a refresh or a revocation). */
 export async function issuerMetadata(
   issuer: string,
-  http: StatusFetch,
+  http: SignInHttp,
 ): Promise<AuthorizationServerMetadata> {
+  const step = http.step("authorization server metadata");
   let metadata;
   try {
-    metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn: http.fetch });
-  } catch {
-    throw signInFailure("sign_in_failed", http.detail("discovery of the authorization server"));
+    metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn: step.fetch });
+  } catch (error) {
+    if (isSignInFailure(error)) throw error;
+    if (error instanceof IssuerMismatchError) {
+      throw signInFailure(
+        "sign_in_failed",
+        "the metadata of the authorization server names another issuer",
+      );
+    }
+    throw step.failure();
   }
   if (metadata === undefined) {
     throw signInFailure("sign_in_failed", "the authorization server has no metadata");

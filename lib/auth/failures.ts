@@ -52,8 +52,35 @@ export function signInFailure(
   });
 }
 
+/** sign_in_timeout with the seconds of --sign-in-timeout and the name of the program. */
+export function timeoutFailure(signInTimeoutMs: number, name: string): UpstreamFailure {
+  return signInFailure("sign_in_timeout", undefined, {
+    seconds: Math.max(1, Math.round(signInTimeoutMs / 1000)),
+    name,
+  });
+}
+
 /** True for a sign-in failure of the given cause. */
 export function isSignInFailure(error: unknown, cause?: SignInCause): error is UpstreamFailure {
   return error instanceof UpstreamFailure && error.kind === "sign_in" &&
     (cause === undefined || error.signIn?.cause === cause);
+}
+
+/**
+ * The log line of a needed sign-in in VS Code's sandbox: it names the
+ * `login` command and the origin of the server, never its path or query
+ * (they can hold a key).
+ *
+ * @example
+ * ```ts
+ * import { sandboxLine } from "./failures.ts";
+ * const line = sandboxLine("mcp-bridge-vscode", "https://mcp.example/k/secret?key=1");
+ * if (!line.includes("mcp-bridge-vscode login") || line.includes("secret")) throw new Error();
+ * ```
+ */
+export function sandboxLine(name: string, serverUrl: string): string {
+  const origin = new URL(serverUrl).origin;
+  return `a new sign-in is needed, and the sandbox of VS Code blocks it: run "${name} login URL" ` +
+    `in a terminal, with the URL of this server (at ${origin}) and its sign-in options, ` +
+    `then restart the server`;
 }

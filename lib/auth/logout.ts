@@ -9,7 +9,9 @@
 import { parseArgs } from "node:util";
 import type { Logger } from "../bridge/log.ts";
 import { usageReason } from "../usage.ts";
-import { issuerMetadata, StatusFetch } from "./discovery.ts";
+import { issuerMetadata } from "./discovery.ts";
+import { SignInHttp } from "./sign_in_fetch.ts";
+import { isSignInFailure } from "./failures.ts";
 import { AuthOptionError, openStore } from "./options.ts";
 import type { ServerEntry } from "./store.ts";
 
@@ -45,18 +47,24 @@ export function parseLogout(argv: readonly string[]): LogoutCommand {
   return { url: new URL(url).href, ...(store !== undefined && { tokenStore: store }) };
 }
 
+/** The time limit of the requests of a logout. */
+const LOGOUT_LIMIT_MS = 60_000;
+
 async function revoke(entry: ServerEntry, log: Logger, fetchFn: typeof fetch): Promise<void> {
   const { issuer, clientId, tokens } = entry;
   if (issuer === undefined || clientId === undefined || tokens === undefined) return;
-  const http = new StatusFetch(fetchFn);
+  // The requests of the sign-in, with their limits; the whole logout waits one minute at most.
+  const http = new SignInHttp({ fetch: fetchFn, signal: AbortSignal.timeout(LOGOUT_LIMIT_MS) });
   let endpoint: string | undefined;
   try {
     const metadata = await issuerMetadata(issuer, http) as { revocation_endpoint?: unknown };
     if (typeof metadata.revocation_endpoint === "string") endpoint = metadata.revocation_endpoint;
-  } catch {
-    log.warn(`the authorization server cannot be reached (${http.detail("discovery")})`);
+  } catch (error) {
+    const detail = isSignInFailure(error) ? error.signIn?.detail : undefined;
+    log.warn(`the authorization server cannot be reached (${detail ?? "the time limit passed"})`);
     return;
   }
+  const step = http.step("revocation");
   if (endpoint === undefined) {
     log.info("the authorization server offers no revocation: the tokens are only forgotten");
     return;
@@ -82,14 +90,14 @@ async function revoke(entry: ServerEntry, log: Logger, fetchFn: typeof fetch): P
       body.set("client_id", clientId);
     }
     try {
-      const response = await http.fetch(endpoint, { method: "POST", headers, body });
+      const response = await step.fetch(endpoint, { method: "POST", headers, body });
       await response.body?.cancel();
       if (response.ok) log.info(`the ${hint.replace("_", " ")} is revoked`);
       else {log.warn(
           `the revocation of the ${hint.replace("_", " ")} failed: HTTP status ${response.status}`,
         );}
     } catch {
-      log.warn(`the revocation of the ${hint.replace("_", " ")} failed`);
+      log.warn(`the revocation of the ${hint.replace("_", " ")} failed (${step.detail()})`);
     }
   }
 }

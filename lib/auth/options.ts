@@ -7,9 +7,11 @@
  * @module
  */
 
+import type { FetchLike } from "@modelcontextprotocol/client";
 import type { Logger } from "../bridge/log.ts";
 import { systemBrowser } from "./browser.ts";
 import type { SignIn } from "./sign_in.ts";
+import { linkFetch } from "./sign_in_fetch.ts";
 import { defaultStoreDir, StoreError, TokenStore } from "./store.ts";
 
 /** The `parseArgs` options of the sign-in. */
@@ -36,6 +38,10 @@ export const AUTH_USAGE = `Sign-in options (an upstream at a URL):
   --client-metadata-url URL   A client ID metadata document to use as the client ID
   --token-store DIR           Where tokens and clients live
                               (default: the config directory, mcp-bridge-vscode/)
+
+Login (outside VS Code's sandbox; then a bridge with SANDBOX_RUNTIME=1 uses the tokens):
+  mcp-bridge-vscode login URL [sign-in options] [--ca-file PATH] [--header-env ...]
+                              Sign in now and store the tokens of URL
 
 Logout:
   mcp-bridge-vscode logout URL [--token-store DIR]
@@ -210,6 +216,13 @@ export interface SignInContext {
   /** The name of the executable, for the messages (`mcp-bridge-vscode`). */
   readonly name: string;
   readonly env?: (name: string) => string | undefined;
+  /**
+   * The fetch under every request of the sign-in: the link's HTTP client
+   * (its CA certificates, its proxies). Without it, a fetch with `caCerts`.
+   */
+  readonly fetch?: FetchLike;
+  /** The PEM text of `--ca-file`, for the sign-in's own HTTP client when `fetch` is not given. */
+  readonly caCerts?: readonly string[];
 }
 
 /**
@@ -246,6 +259,7 @@ export async function createSignIn(
     name: context.name,
     openBrowser: systemBrowser(env),
     logger: context.logger,
+    fetch: context.fetch ?? linkFetch(context.caCerts),
     ...(settings.clientId !== undefined && { clientId: settings.clientId }),
     ...(settings.clientIssuer !== undefined && { clientIssuer: settings.clientIssuer }),
     ...(clientSecret !== undefined && { clientSecret }),

@@ -15,8 +15,9 @@ import {
   resolveClientMetadata,
   validateClientMetadataUrl,
 } from "@modelcontextprotocol/client";
-import { sameIssuer, type ServerInfo, type StatusFetch } from "./discovery.ts";
-import { signInFailure } from "./failures.ts";
+import { sameIssuer, type ServerInfo } from "./discovery.ts";
+import { isSignInFailure, signInFailure } from "./failures.ts";
+import type { SignInHttp } from "./sign_in_fetch.ts";
 import { safeErrorCode } from "./redirect.ts";
 import type { ServerEntry, StoredClient } from "./store.ts";
 
@@ -52,7 +53,7 @@ export async function chooseClient(
   info: ServerInfo,
   redirectUri: string,
   entry: ServerEntry,
-  http: StatusFetch,
+  http: SignInHttp,
 ): Promise<ClientChoice> {
   const issuer = info.metadata.issuer;
   if (settings.clientId !== undefined) {
@@ -87,6 +88,7 @@ export async function chooseClient(
   if (info.metadata.registration_endpoint === undefined) {
     throw signInFailure("registration_unavailable", undefined, placeholders);
   }
+  const step = http.step("registration");
   let client;
   try {
     client = await registerClient(info.authorizationServerUrl, {
@@ -100,10 +102,12 @@ export async function chooseClient(
         },
         redirectUrl: redirectUri,
       }),
-      fetchFn: http.fetch,
+      fetchFn: step.fetch,
     });
   } catch (error) {
-    if (error instanceof RegistrationRejectedError) {
+    if (step.stopped) throw step.failure();
+    if (isSignInFailure(error)) throw error;
+    if (error instanceof RegistrationRejectedError && step.problem === undefined) {
       const code = errorCodeOf(error.body);
       throw signInFailure(
         "registration_failed",
@@ -111,7 +115,8 @@ export async function chooseClient(
         placeholders,
       );
     }
-    throw signInFailure("registration_failed", http.detail("registration"), placeholders);
+    if (step.problem !== undefined) throw step.failure();
+    throw signInFailure("registration_failed", step.detail(), placeholders);
   }
   return {
     client,

@@ -14,16 +14,19 @@ import {
   computeScopeUnion,
   exchangeAuthorization,
   extractWWWAuthenticateParams,
+  type FetchLike,
   IssuerMismatchError,
-  refreshAuthorization,
   startAuthorization,
 } from "@modelcontextprotocol/client";
 import type { Logger } from "../bridge/log.ts";
 import type { UrlPrompt } from "../upstream/link.ts";
 import type { Challenge, ChallengeOutcome, TokenSource } from "../upstream/token_source.ts";
 import type { OpenBrowser } from "./browser.ts";
-import { discover, issuerMetadata, type ServerInfo, StatusFetch } from "./discovery.ts";
-import { isSignInFailure, signInFailure } from "./failures.ts";
+import { discover, type ServerInfo } from "./discovery.ts";
+import { refreshEntry, storedClient } from "./refresh.ts";
+import { SignInHttp } from "./sign_in_fetch.ts";
+import { isSignInFailure, sandboxLine, signInFailure, timeoutFailure } from "./failures.ts";
+import { signInScope } from "./scope.ts";
 import { authorizationUrlIsValid, randomState } from "./checks.ts";
 import { pageReason, RedirectListener } from "./redirect.ts";
 import { toStored, usable } from "./token_life.ts";
@@ -44,8 +47,11 @@ export interface SignInSettings extends ClientSettings {
   readonly name: string;
   readonly openBrowser: OpenBrowser;
   readonly logger: Logger;
-  /** The fetch of the requests to the authorization server (tests count them). */
-  readonly fetch?: typeof fetch;
+  /**
+   * The fetch under the requests of the sign-in (`sign_in_fetch.ts` adds the
+   * limits): the link's HTTP client settings, or the tests' recording fetch.
+   */
+  readonly fetch?: FetchLike;
 }
 
 interface SignInRequest {
@@ -56,6 +62,8 @@ interface SignInRequest {
   readonly stepUp: boolean;
   /** The access token the upstream server refused, if any. */
   readonly refused: string | undefined;
+  /** `login`: sign in even when the store has a usable token. */
+  readonly force?: boolean;
 }
 
 /** The token source of an upstream server at a URL. */
@@ -149,6 +157,23 @@ export class SignIn implements TokenSource {
     return "retry";
   }
 
+  /**
+   * `login`: a new sign-in now, whatever the store holds; `challenge` is what
+   * an unauthenticated request to the server answered, if anything.
+   */
+  async signInNow(
+    challenge: { readonly scope?: string; readonly resourceMetadataUrl?: URL },
+    signal: AbortSignal,
+  ): Promise<void> {
+    await this.#signIn({
+      challengeScope: challenge.scope,
+      resourceMetadataUrl: challenge.resourceMetadataUrl,
+      stepUp: false,
+      refused: undefined,
+      force: true,
+    }, signal);
+  }
+
   setUrlPrompt(prompt: UrlPrompt | undefined): void {
     this.#prompt = prompt;
   }
@@ -164,7 +189,9 @@ export class SignIn implements TokenSource {
   }
 
   /** Refreshes under the lock; undefined when the refresh failed (a sign-in follows). */
-  #refresh(stale: StoredTokens, signal: AbortSignal): Promise<string | undefined> {
+  #refresh(stale: StoredTokens, request: AbortSignal): Promise<string | undefined> {
+    // --sign-in-timeout bounds the refresh too: a token endpoint that hangs stops no request longer.
+    const signal = AbortSignal.any([request, AbortSignal.timeout(this.#settings.signInTimeoutMs)]);
     this.#refreshing ??= this.#settings.store.withLock(
       this.#settings.serverUrl,
       signal,
@@ -178,78 +205,66 @@ export class SignIn implements TokenSource {
           return entry.tokens.accessToken;
         }
         const tokens = entry.tokens;
-        const client = this.#clientOf(entry);
+        const client = storedClient(this.#settings, entry, this.redirectUri);
         if (tokens?.refreshToken === undefined || entry.issuer === undefined || !client) {
           return undefined;
         }
-        const http = new StatusFetch(this.#settings.fetch);
-        try {
-          const metadata = await issuerMetadata(entry.issuer, http);
-          const fresh = await refreshAuthorization(entry.issuer, {
-            metadata,
-            clientInformation: client,
-            refreshToken: tokens.refreshToken,
-            ...(entry.resource !== undefined && { resource: entry.resource }),
-            fetchFn: http.fetch,
-          });
-          const stored = toStored(fresh, tokens.requestedScope);
-          await store.write(serverUrl, { ...entry, tokens: stored });
-          this.#log.info("the access token of the upstream server was refreshed");
-          this.#signedIn();
-          return stored.accessToken;
-        } catch (error) {
-          if (isSignInFailure(error) && error.signIn?.cause !== "sign_in_failed") throw error;
-          this.#log.warn(
-            `the refresh of the access token failed (${
-              http.detail("token request")
-            }); a new sign-in is needed`,
-          );
+        const fresh = await refreshEntry(
+          { ...entry, issuer: entry.issuer, tokens },
+          tokens.refreshToken,
+          client,
+          this.#http(signal),
+          this.#log,
+        );
+        if (fresh === undefined) {
           const { tokens: _dropped, ...rest } = entry;
           await store.write(serverUrl, rest);
           return undefined;
         }
+        await store.write(serverUrl, { ...entry, tokens: fresh });
+        this.#log.info("the access token of the upstream server was refreshed");
+        this.#signedIn();
+        return fresh.accessToken;
       },
-    ).finally(() => this.#refreshing = undefined);
+    ).catch((error: unknown) => {
+      if (
+        isSignInFailure(error, "sign_in_timeout") || (signal.aborted && !isSignInFailure(error))
+      ) {
+        throw timeoutFailure(this.#settings.signInTimeoutMs, this.#settings.name);
+      }
+      throw error;
+    }).finally(() => this.#refreshing = undefined);
     return this.#refreshing;
   }
 
-  /** The client the stored tokens were issued to, as the sign-in chose it. */
-  #clientOf(entry: ServerEntry): Record<string, unknown> & { client_id: string } | undefined {
-    const { clientId, clientSecret, clientMetadataUrl } = this.#settings;
-    if (clientId !== undefined) {
-      return {
-        client_id: clientId,
-        ...(clientSecret !== undefined && { client_secret: clientSecret }),
-      };
-    }
-    const stored = entry.clients.find((c) =>
-      entry.issuer !== undefined && c.issuer === entry.issuer && c.redirectUri === this.redirectUri
-    );
-    if (stored !== undefined) return { ...stored.client };
-    return clientMetadataUrl === undefined ? undefined : { client_id: clientMetadataUrl };
+  /** The requests of one sign-in or refresh, stopped by `signal`. */
+  #http(signal: AbortSignal): SignInHttp {
+    return new SignInHttp({
+      signal,
+      ...(this.#settings.fetch !== undefined && { fetch: this.#settings.fetch }),
+    });
   }
 
   async #signIn(request: SignInRequest, signal: AbortSignal): Promise<void> {
-    if (this.#settings.sandbox) throw signInFailure("sandbox");
+    if (this.#settings.sandbox) {
+      this.#log.warn(sandboxLine(this.#settings.name, this.#settings.serverUrl));
+      throw signInFailure("sandbox");
+    }
     if (this.#flight) {
       // One sign-in at a time in this bridge: the requests that wait share it.
       await this.#flight;
       return;
     }
-    const { signInTimeoutMs, name } = this.#settings;
-    const limit = AbortSignal.timeout(signInTimeoutMs);
+    const limit = AbortSignal.timeout(this.#settings.signInTimeoutMs);
     const both = AbortSignal.any([signal, limit]);
     const flight = this.#settings.store.withLock(
       this.#settings.serverUrl,
       both,
       () => this.#underLock(request, both),
     ).catch((error: unknown) => {
-      if (isSignInFailure(error)) throw error;
-      if (both.aborted) {
-        throw signInFailure("sign_in_timeout", undefined, {
-          seconds: Math.round(signInTimeoutMs / 1000),
-          name,
-        });
+      // Whatever step waited when the time limit passed (the lock, a request, the redirect).
+      if (isSignInFailure(error, "sign_in_timeout") || (both.aborted && !isSignInFailure(error))) {
+        throw timeoutFailure(this.#settings.signInTimeoutMs, this.#settings.name);
       }
       throw error;
     });
@@ -262,7 +277,7 @@ export class SignIn implements TokenSource {
     const entry = await store.read(serverUrl);
     // Another bridge signed in while this one waited for the lock.
     if (
-      entry.tokens !== undefined && usable(entry.tokens) &&
+      !request.force && entry.tokens !== undefined && usable(entry.tokens) &&
       entry.tokens.accessToken !== request.refused &&
       (!request.stepUp ||
         computeScopeUnion(entry.tokens.scope, request.challengeScope) === entry.tokens.scope)
@@ -270,9 +285,9 @@ export class SignIn implements TokenSource {
       this.#signedIn();
       return;
     }
-    const http = new StatusFetch(this.#settings.fetch);
+    const http = this.#http(signal);
     const info = await discover(serverUrl, request.resourceMetadataUrl, http);
-    const scope = this.#scope(request, entry, info);
+    const scope = signInScope(request.challengeScope, request.stepUp, entry, info);
     const listener = await RedirectListener.listen(this.#settings.redirectPort);
     try {
       await this.#flow(info, scope, entry, listener, http, signal);
@@ -282,25 +297,12 @@ export class SignIn implements TokenSource {
     this.#signedIn();
   }
 
-  #scope(request: SignInRequest, entry: ServerEntry, info: ServerInfo): string | undefined {
-    const base = request.challengeScope ??
-      (info.resourceScopes?.length ? info.resourceScopes.join(" ") : undefined);
-    const scope = request.stepUp
-      ? computeScopeUnion(entry.tokens?.requestedScope, entry.tokens?.scope, base)
-      : base;
-    // As the SDK's own flow does: ask for a refresh token where the server names offline_access.
-    if (scope !== undefined && info.metadata.scopes_supported?.includes("offline_access")) {
-      return computeScopeUnion(scope, "offline_access");
-    }
-    return scope;
-  }
-
   async #flow(
     info: ServerInfo,
     scope: string | undefined,
     entry: ServerEntry,
     listener: RedirectListener,
-    http: StatusFetch,
+    http: SignInHttp,
     signal: AbortSignal,
   ): Promise<void> {
     const { store, serverUrl } = this.#settings;
@@ -341,6 +343,7 @@ export class SignIn implements TokenSource {
         listener.redirect(),
         delivered.then(() => listener.redirect()),
       ]);
+      const step = http.step("token request");
       let tokens;
       try {
         tokens = await exchangeAuthorization(info.authorizationServerUrl, {
@@ -351,12 +354,13 @@ export class SignIn implements TokenSource {
           codeVerifier: started.codeVerifier,
           redirectUri: listener.redirectUri,
           resource: info.resource,
-          fetchFn: http.fetch,
+          fetchFn: step.fetch,
         });
       } catch (error) {
+        if (isSignInFailure(error)) throw error;
         throw error instanceof IssuerMismatchError
           ? signInFailure("sign_in_failed", "the issuer of the redirect does not match")
-          : signInFailure("sign_in_failed", http.detail("token request"));
+          : step.failure();
       }
       await store.write(serverUrl, {
         ...current,

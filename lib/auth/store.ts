@@ -2,9 +2,12 @@
  * The token store of the sign-in: per server URL one file with the issuer of
  * its authorization server, the client registrations (keyed by issuer and
  * redirect URI) and the tokens. Files are 0600 in a 0700 directory and are
- * written atomically (a temporary file, then a rename). A lock file per
- * server makes parallel bridges of one server share one sign-in; a holder
- * that crashed stops holding it when its heartbeat gets old.
+ * written atomically (a temporary file, then a rename). No file is opened
+ * through a symbolic link: new files are made exclusively, and a file that
+ * is read is checked with lstat. The directory must belong to the user and
+ * be closed to group and others (as ssh's StrictModes). An OS lock per
+ * server (`Deno.FsFile.tryLock`) makes parallel bridges of one server share
+ * one sign-in; the OS frees it when its holder dies.
  *
  * @module
  */
@@ -52,15 +55,18 @@ export class StoreError extends Error {
   override name = "StoreError";
 }
 
-/** How long a lock lives without a heartbeat, and how often the holder beats. */
+/** The store directory is not safe: another user owns it, or group or others can write it. */
+export class UnsafeStoreError extends StoreError {
+  override name = "UnsafeStoreError";
+}
+
+/** How often a waiter tries the lock again. */
 export interface LockTimes {
-  readonly staleMs: number;
-  readonly heartbeatMs: number;
   readonly pollMs: number;
 }
 
-/** The default lock times: a crashed holder blocks others for at most 10 s. */
-export const DEFAULT_LOCK_TIMES: LockTimes = { staleMs: 10_000, heartbeatMs: 2_000, pollMs: 100 };
+/** The default lock times: a waiter sees a freed lock (a holder done or killed) within 100 ms. */
+export const DEFAULT_LOCK_TIMES: LockTimes = { pollMs: 100 };
 
 /** The default directory: the user's config directory, then `mcp-bridge-vscode/`. */
 export function defaultStoreDir(env: (name: string) => string | undefined): string {
@@ -110,25 +116,32 @@ export class TokenStore {
     this.#lockTimes = lockTimes;
   }
 
-  /** Opens (and makes) the store; rejects with a `StoreError` when it cannot. */
+  /**
+   * Opens (and makes) the store; rejects with a `StoreError` when it cannot,
+   * and with an `UnsafeStoreError` (its message names the fix) when another
+   * user owns the directory or group or others can write it.
+   */
   static async open(dir: string, lockTimes: LockTimes = DEFAULT_LOCK_TIMES): Promise<TokenStore> {
+    let info: Deno.FileInfo;
     try {
       await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
-      if (Deno.build.os !== "windows") {
-        const info = await Deno.stat(dir);
-        if (!info.isDirectory) throw new Error("not a directory");
-        // mkdir keeps the mode of a directory that exists, and the umask cuts it.
-        if ((info.mode ?? 0) & 0o077) await Deno.chmod(dir, 0o700);
-      }
-      // One fixed name: a bridge killed between the two calls leaves one empty file, not many.
-      const probe = join(dir, ".write-probe");
-      await Deno.writeFile(probe, new Uint8Array(), { mode: 0o600 });
-      await Deno.remove(probe).catch((error) => {
-        if (!isNotFound(error)) throw error; // a parallel bridge removed it first
-      });
+      info = await Deno.stat(dir);
     } catch {
       throw new StoreError(`the token store ${dir} does not open`);
     }
+    if (!info.isDirectory) throw new StoreError(`the token store ${dir} does not open`);
+    let uid: number | null;
+    try {
+      // Made exclusively: a link planted at the name is never followed. Its owner is
+      // this process's user (Deno.uid would need the sys permission).
+      const probe = join(dir, `.write-probe.${crypto.randomUUID()}`);
+      await Deno.writeFile(probe, new Uint8Array(), { mode: 0o600, createNew: true });
+      uid = (await Deno.lstat(probe)).uid;
+      await Deno.remove(probe);
+    } catch {
+      throw new StoreError(`the token store ${dir} does not open`);
+    }
+    if (Deno.build.os !== "windows") await checkOwner(dir, info, uid);
     return new TokenStore(dir, lockTimes);
   }
 
@@ -138,13 +151,15 @@ export class TokenStore {
 
   /** The entry of a server (an empty one when the store has none or cannot read it). */
   async read(serverUrl: string): Promise<ServerEntry> {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = await Deno.readTextFile(await this.#file(serverUrl, ".json"));
+      text = await readRegularFile(await this.#file(serverUrl, ".json"));
     } catch (error) {
       if (isNotFound(error)) return EMPTY_ENTRY;
       throw new StoreError(`the token store ${this.dir} cannot be read`);
     }
+    // A link (or anything but a file) is not read: the next write replaces it.
+    if (text === undefined) return EMPTY_ENTRY;
     try {
       const value = JSON.parse(text) as { server?: unknown; entry?: ServerEntry };
       // Two URLs with one hash would be a bug of the hash, not a reason to mix their tokens.
@@ -187,55 +202,107 @@ export class TokenStore {
   }
 
   /**
-   * Runs `work` while holding the lock of a server. It waits for another
-   * holder (of this or another process) until that one is done or its
-   * heartbeat is older than `staleMs`; `signal` stops the wait.
+   * Runs `work` while holding the lock of a server: an OS lock on the file
+   * `<key>.lock`, which the OS frees when its holder exits or is killed. It
+   * waits for another holder (of this or another process); `signal` stops
+   * the wait. The lock file stays: removing it would let two holders lock
+   * two files of one name.
    */
   async withLock<T>(serverUrl: string, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+    signal.throwIfAborted();
     const file = await this.#file(serverUrl, ".lock");
-    const { staleMs, heartbeatMs, pollMs } = this.#lockTimes;
-    const token = crypto.randomUUID();
-    for (;;) {
-      signal.throwIfAborted();
-      try {
-        await Deno.writeTextFile(file, `${Deno.pid} ${token}\n`, { createNew: true, mode: 0o600 });
-        break;
-      } catch (error) {
-        if (!(error instanceof Deno.errors.AlreadyExists)) {
-          throw new StoreError(`the token store ${this.dir} cannot be written`);
-        }
-      }
-      try {
-        const info = await Deno.stat(file);
-        const age = Date.now() - (info.mtime?.getTime() ?? 0);
-        if (age > staleMs) {
-          // The holder stopped beating: it crashed. Only one waiter wins the removal.
-          const stale = `${file}.${token}.stale`;
-          await Deno.rename(file, stale).then(() => Deno.remove(stale), () => {});
-          continue;
-        }
-      } catch (error) {
-        if (!isNotFound(error)) throw new StoreError(`the token store ${this.dir} cannot be read`);
-        continue;
-      }
-      await abortableDelay(pollMs, signal);
-    }
-    const beat = setInterval(() => {
-      const now = new Date();
-      Deno.utime(file, now, now).catch(() => {});
-    }, heartbeatMs);
+    const handle = await this.#openLock(file);
     try {
+      for (;;) {
+        let locked: boolean;
+        try {
+          locked = await handle.tryLock(true);
+        } catch {
+          throw new StoreError(`the token store ${this.dir} cannot be locked`);
+        }
+        if (locked) break;
+        await abortableDelay(this.#lockTimes.pollMs, signal);
+      }
       return await work();
     } finally {
-      clearInterval(beat);
-      try {
-        // Remove only our own lock: a waiter may have taken it over as stale.
-        if ((await Deno.readTextFile(file)).includes(token)) await Deno.remove(file);
-      } catch {
-        // Gone already.
-      }
+      // Closing the file frees the lock.
+      handle.close();
     }
   }
+
+  /** Opens the lock file without following a link: made exclusively, or checked with lstat. */
+  async #openLock(file: string): Promise<Deno.FsFile> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        return await Deno.open(file, { read: true, write: true, createNew: true, mode: 0o600 });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists)) break;
+      }
+      try {
+        const handle = await openRegularFile(file);
+        if (handle !== undefined) return handle;
+        // A link or another kind of file: removed (not its target), then made anew.
+        await Deno.remove(file);
+      } catch (error) {
+        if (!isNotFound(error)) break;
+      }
+    }
+    throw new StoreError(`the token store ${this.dir} cannot be locked`);
+  }
+}
+
+/**
+ * Refuses a store directory that another user owns or that group or others
+ * can write (as ssh's StrictModes), and closes one that others can read.
+ */
+async function checkOwner(dir: string, info: Deno.FileInfo, uid: number | null): Promise<void> {
+  if (uid !== null && info.uid !== null && info.uid !== uid) {
+    throw new UnsafeStoreError(
+      `the token store ${dir} belongs to another user: give a directory of your own with --token-store`,
+    );
+  }
+  const mode = info.mode ?? 0;
+  if (mode & 0o022) {
+    throw new UnsafeStoreError(
+      `the token store ${dir} can be written by group or others: run chmod 700 ${dir}`,
+    );
+  }
+  // mkdir keeps the mode of a directory that exists, and the umask cuts it.
+  if (mode & 0o077) {
+    try {
+      await Deno.chmod(dir, 0o700);
+    } catch {
+      throw new StoreError(`the token store ${dir} does not open`);
+    }
+  }
+}
+
+/**
+ * Opens a regular file for reading and writing without following a link:
+ * undefined when the name is a link or not a regular file. The lstat before
+ * and the fstat after the open must name one file, so a link put there in
+ * between is caught too.
+ */
+async function openRegularFile(path: string): Promise<Deno.FsFile | undefined> {
+  const before = await Deno.lstat(path);
+  if (!before.isFile) return undefined;
+  const handle = await Deno.open(path, { read: true });
+  try {
+    const after = await handle.stat();
+    if (after.isFile && after.ino === before.ino && after.dev === before.dev) return handle;
+  } catch {
+    // Checked below.
+  }
+  handle.close();
+  return undefined;
+}
+
+/** The text of a regular file, read without following a link; undefined for a link. */
+async function readRegularFile(path: string): Promise<string | undefined> {
+  const handle = await openRegularFile(path);
+  if (handle === undefined) return undefined;
+  // The response reads the file to its end and closes it.
+  return await new Response(handle.readable).text();
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts. */

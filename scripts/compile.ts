@@ -16,7 +16,13 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeChecksums } from "./checksums.ts";
-import { assetName, compileArgs, hostTarget, type ReleaseTarget, TARGETS } from "./release_targets.ts";
+import {
+  assetName,
+  compileArgs,
+  hostTarget,
+  type ReleaseTarget,
+  TARGETS,
+} from "./release_targets.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const enc = new TextEncoder();

@@ -19,9 +19,9 @@ import { parseArgs } from "node:util";
 import {
   assetName,
   BINARY,
+  NPM_LAUNCHER,
   npmBinaryName,
   npmPackageName,
-  NPM_LAUNCHER,
   type ReleaseTarget,
   TARGETS,
 } from "./release_targets.ts";
@@ -110,7 +110,9 @@ export async function writeNpmPackages(options: NpmOptions): Promise<string[]> {
     await Deno.chmod(binary, 0o755);
     await Deno.writeTextFile(
       join(dir, "README.md"),
-      `# ${npmPackageName(target)}\n\nThe ${target.os} ${target.cpu} binary of \`${NPM_LAUNCHER}\`. ` +
+      `# ${
+        npmPackageName(target)
+      }\n\nThe ${target.os} ${target.cpu} binary of \`${NPM_LAUNCHER}\`. ` +
         `Install \`${NPM_LAUNCHER}\` instead: it picks this package on this platform.\n`,
     );
     dirs.push(dir);

@@ -70,7 +70,9 @@ export function permissionFlags(set: string = PERMISSION_SET): string[] {
   const flags: string[] = [];
   for (const [name, value] of Object.entries(permissions)) {
     if (value === true) flags.push(`--allow-${name}`);
-    else if (Array.isArray(value) && value.length > 0) flags.push(`--allow-${name}=${value.join(",")}`);
+    else if (Array.isArray(value) && value.length > 0) {
+      flags.push(`--allow-${name}=${value.join(",")}`);
+    }
   }
   return flags;
 }

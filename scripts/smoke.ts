@@ -59,7 +59,10 @@ export async function smoke(bridge: readonly string[]): Promise<string[]> {
     stderr: "piped",
   }).output();
   const versionText = dec.decode(version.stdout).trim();
-  check(version.success && /^mcp-bridge-vscode \d+\.\d+\.\d+/.test(versionText), `--version: ${versionText}`);
+  check(
+    version.success && /^mcp-bridge-vscode \d+\.\d+\.\d+/.test(versionText),
+    `--version: ${versionText}`,
+  );
   report.push(`ok ${versionText}`);
 
   const child = new Deno.Command(command, {

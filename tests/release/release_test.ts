@@ -262,3 +262,18 @@ Deno.test({
     }
   },
 });
+
+Deno.test("release: the README's install commands use the list and the permission set", async () => {
+  const readme = (await Deno.readTextFile(`${ROOT}README.md`)).replaceAll(/\\\n\s*/g, "");
+  ok(
+    readme.includes(
+      `deno install -g ${permissionFlags().join(" ")} -n ${BINARY} -c deno.json main.ts`,
+    ),
+  );
+  ok(readme.includes(`npx -y ${NPM_LAUNCHER}@${config.version} [options] -- COMMAND`));
+  for (const t of TARGETS) {
+    ok(readme.includes(t.target), t.target);
+    ok(readme.includes(`-${t.os}-${t.cpu}`), npmPackageName(t));
+  }
+  ok(readme.includes("sha256sum -c SHA256SUMS --ignore-missing"));
+});

@@ -28,6 +28,8 @@ export interface DoctorCommand {
   readonly limits: Limits;
   readonly remote?: RemoteTarget;
   readonly auth?: AuthSettings;
+  /** `--protocol` (`2026-07-28` or `auto`), where the command line has it. */
+  readonly protocol?: string;
 }
 
 /** What `doctor` needs besides the command. */
@@ -98,6 +100,7 @@ export async function runDoctor(cli: DoctorCommand, context: DoctorContext): Pro
     name: cli.name,
     version: context.version,
     log,
+    passThrough: cli.protocol === "auto",
   }, report);
   const signInNeeded = stored.challenged !== undefined;
   if (signInNeeded && !probe.ready) {

@@ -47,6 +47,8 @@ export interface ProbeOptions {
   readonly version: string;
   /** A silent logger, or one for --log-level debug. */
   readonly log: Logger;
+  /** `--protocol auto`: the bridge passes an upstream of revision 2025-11-25 through. */
+  readonly passThrough?: boolean;
 }
 
 /** How the probe ended. */
@@ -170,6 +172,13 @@ export async function probeUpstream(options: ProbeOptions, report: Report): Prom
     const reason = failureSummary(started.error);
     if (cause === "discover_failed") {
       const legacy = await legacyRevision(options);
+      if (legacy !== undefined && options.passThrough) {
+        report.add(
+          "ok",
+          `The upstream server speaks revision ${legacy}: with --protocol auto the bridge passes it through to VS Code.`,
+        );
+        return { ready: false, cause };
+      }
       if (legacy !== undefined) {
         report.add(
           "break",

@@ -11,6 +11,8 @@
  * @module
  */
 
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -50,8 +52,10 @@ function check(ok: boolean, what: string): void {
  * resolves with the lines it reports, rejects with the first failure.
  */
 export async function smoke(bridge: readonly string[]): Promise<string[]> {
-  const [command, ...base] = bridge;
-  if (command === undefined) throw new Error("give the bridge command");
+  const [given, ...base] = bridge;
+  if (given === undefined) throw new Error("give the bridge command");
+  // A file (dist/... of the workflow) by its absolute path: Windows resolves no relative path.
+  const command = existsSync(given) ? resolve(given) : given;
   const report: string[] = [];
   const version = await new Deno.Command(command, {
     args: [...base, "--version"],

@@ -14,8 +14,7 @@ import type { Profile } from "../bridge/profile.ts";
 import { failureSummary, startUpstream } from "../bridge/start.ts";
 import { initializeCapabilities, serverInfo } from "../bridge/translate.ts";
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
-import type { UpstreamClient } from "../upstream/client.ts";
-import { UpstreamClient as Client } from "../upstream/client.ts";
+import { UpstreamClient } from "../upstream/client.ts";
 import { UPSTREAM_PROTOCOL_VERSION } from "../upstream/envelope.ts";
 import type { Connect } from "../upstream/link.ts";
 import type { Report } from "./report.ts";
@@ -133,7 +132,7 @@ async function legacyRevision(options: ProbeOptions): Promise<string | undefined
   let session: UpstreamClient | undefined;
   try {
     const link = await options.connect();
-    session = new Client(link, { ...VSCODE_CLIENT, debug: () => {} });
+    session = new UpstreamClient(link, { ...VSCODE_CLIENT, debug: () => {} });
     const result = await session.request("initialize", {
       protocolVersion: LEGACY_REVISION,
       capabilities: VSCODE_CLIENT.capabilities,

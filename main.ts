@@ -34,7 +34,7 @@ import {
   RemoteArgumentError,
   type RemoteTarget,
 } from "./lib/upstream/http_options.ts";
-import { usageReason } from "./lib/usage.ts";
+import { HELP_POINTER, usageReason } from "./lib/usage.ts";
 import { VERSION } from "./lib/version.ts";
 import {
   AUTH_OPTIONS,
@@ -52,11 +52,13 @@ import { openStdio } from "./lib/jsonrpc/stdio_pipes.ts";
 /** The usage text of the CLI. */
 export const USAGE = `Usage: mcp-bridge-vscode [options] -- COMMAND [ARG...]
        mcp-bridge-vscode [options] URL
+       mcp-bridge-vscode doctor [options] (-- COMMAND | URL)
 
 Runs COMMAND, an MCP server of revision 2026-07-28 on stdio (or connects to
 the MCP server of revision 2026-07-28 at URL, over Streamable HTTP), and
 serves it to VS Code as an MCP server of revision 2025-11-25 on stdin and
-stdout.
+stdout. \`doctor\` says in plain words what would break in VS Code (exit 1
+when something would).
 
 Options:
   --name NAME                 The server name when the upstream gives none
@@ -181,21 +183,23 @@ async function main(): Promise<number> {
   if (Deno.args[0] === "logout") {
     // The logout and its OAuth code load only for it.
     const { logoutMain } = await import("./lib/auth/logout.ts");
-    const logout = await logoutMain(Deno.args, createLogger(profile.name, "info"), USAGE);
+    const logout = await logoutMain(Deno.args, createLogger(profile.name, "info"), HELP_POINTER);
     if (logout !== undefined) return logout;
   }
   if (Deno.args[0] === "login") {
     // The login and its OAuth code load only for it.
     const { loginMain } = await import("./lib/auth/login.ts");
-    const login = await loginMain(Deno.args, createLogger(profile.name, "info"), USAGE);
+    const login = await loginMain(Deno.args, createLogger(profile.name, "info"), HELP_POINTER);
     if (login !== undefined) return login;
   }
+  // `doctor` takes the options of the server entry; it signs in never.
+  const doctor = Deno.args[0] === "doctor";
   let cli: Command;
   let tokenSource;
   try {
-    cli = parseCommandLine(Deno.args);
+    cli = parseCommandLine(doctor ? Deno.args.slice(1) : Deno.args);
     // authSettingsOf gives no sign-in for an Authorization header of --header-env.
-    if (cli.kind === "run" && cli.remote && cli.auth) {
+    if (cli.kind === "run" && cli.remote && cli.auth && !doctor) {
       const log = createLogger(profile.name, cli.logLevel);
       tokenSource = await createSignIn(cli.auth, cli.remote.url.href, {
         logger: log,
@@ -209,7 +213,7 @@ async function main(): Promise<number> {
     if (!(error instanceof UsageError || error instanceof AuthOptionError)) throw error;
     const log = createLogger(profile.name, "error");
     log.error(error.message);
-    Deno.stderr.writeSync(new TextEncoder().encode(USAGE));
+    Deno.stderr.writeSync(new TextEncoder().encode(HELP_POINTER));
     return 2;
   }
   if (cli.kind === "help") {
@@ -219,6 +223,11 @@ async function main(): Promise<number> {
   if (cli.kind === "version") {
     await Deno.stdout.write(new TextEncoder().encode(`mcp-bridge-vscode ${VERSION}\n`));
     return 0;
+  }
+  if (doctor) {
+    // The doctor loads only for it.
+    const { doctorMain } = await import("./lib/doctor/main.ts");
+    return await doctorMain(cli, { profile, version: VERSION });
   }
   const log = createLogger(profile.name, cli.logLevel);
   const { command, args, limits, remote } = cli;

@@ -8,6 +8,9 @@
 
 import { parseArgs } from "node:util";
 
+/** The line after the reason of a usage error: a pointer to the usage, not the usage itself. */
+export const HELP_POINTER = "Run 'mcp-bridge-vscode --help' for the usage.\n";
+
 /** An option name that the reason of an unknown option may quote: no URL, no value. */
 const QUOTABLE_OPTION = /^--?[A-Za-z][A-Za-z0-9-]{0,39}$/;
 

@@ -36,6 +36,32 @@ export type Started =
   | { readonly kind: "failed"; readonly error: BridgeError; readonly stopped: Promise<void> }
   | { readonly kind: "canceled"; readonly stopped: Promise<void> };
 
+/** The longest detail that a log line quotes. */
+const MAX_DETAIL_CHARS = 200;
+
+/**
+ * `cause: detail` of an error of the start, for the log line: the client's
+ * `data.cause` and `data.detail` (which hold no secret and no URL: the error
+ * table's rule), the detail on one line and cut at 200 characters.
+ *
+ * @example
+ * ```ts
+ * import { BridgeError } from "./errors.ts";
+ * import { failureSummary } from "./start.ts";
+ * const line = failureSummary(BridgeError.of("discover_failed", "Method not found"));
+ * if (line !== "discover_failed: Method not found") throw new Error(line);
+ * ```
+ */
+export function failureSummary(error: BridgeError): string {
+  const data = error.data as { cause?: unknown; detail?: unknown } | undefined;
+  const cause = typeof data?.cause === "string" ? data.cause : "internal";
+  if (typeof data?.detail !== "string" || data.detail.trim() === "") return cause;
+  // deno-lint-ignore no-control-regex
+  let detail = data.detail.replaceAll(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  if (detail.length > MAX_DETAIL_CHARS) detail = `${detail.slice(0, MAX_DETAIL_CHARS)}...`;
+  return `${cause}: ${detail}`;
+}
+
 /** Starts the upstream server and sends server/discover. Never throws. */
 export async function startUpstream(options: StartOptions): Promise<Started> {
   const { log } = options;
@@ -45,12 +71,9 @@ export async function startUpstream(options: StartOptions): Promise<Started> {
   } catch (error) {
     // The error names no path and no URL: both can hold a secret.
     const failure = error instanceof UpstreamFailure ? error : new UpstreamFailure("spawn_failed");
-    log.error(`cannot start the upstream server: ${failure.kind}`);
-    return {
-      kind: "failed",
-      error: mapUpstreamFailure(failure, "server/discover", ""),
-      stopped: Promise.resolve(),
-    };
+    const mapped = mapUpstreamFailure(failure, "server/discover", "");
+    log.error(`cannot start the upstream server: ${failureSummary(mapped)}`);
+    return { kind: "failed", error: mapped, stopped: Promise.resolve() };
   }
   const session = new UpstreamClient(link, {
     clientInfo: upstreamClientInfo(options.clientInfo),
@@ -64,8 +87,8 @@ export async function startUpstream(options: StartOptions): Promise<Started> {
     if (!options.signal.aborted) return { kind: "ready", session, discover };
   } catch (error) {
     if (!options.signal.aborted) {
-      log.error("server/discover failed");
       const failure = mapDiscoverFailure(error, formatLimit(options.discoverTimeoutMs));
+      log.error(`initialize failed: ${failureSummary(failure)}`);
       return { kind: "failed", error: failure, stopped: session.close() };
     }
   }

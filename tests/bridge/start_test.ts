@@ -1,6 +1,12 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/bridge/log.ts";
-import { type Started, type StartOptions, startUpstream } from "../../lib/bridge/start.ts";
+import {
+  failureSummary,
+  type Started,
+  type StartOptions,
+  startUpstream,
+} from "../../lib/bridge/start.ts";
+import { BridgeError } from "../../lib/bridge/errors.ts";
 import type { JsonObject } from "../../lib/jsonrpc/message.ts";
 import { ENVELOPE_KEYS } from "../../lib/upstream/envelope.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
@@ -43,6 +49,7 @@ Deno.test("start: a connect that rejects with spawn_failed or connect_failed kee
     strictEqual(result.kind, "failed");
     deepStrictEqual((errorOf(result) as { data: unknown }).data, { cause: kind });
     deepStrictEqual(logs, [`[t] error: cannot start the upstream server: ${kind}\n`]);
+    deepStrictEqual((errorOf(result) as { data: unknown }).data, { cause: kind });
     if (result.kind === "failed") await within(result.stopped, 100, "stopped");
   }
 });
@@ -91,7 +98,7 @@ Deno.test("start: a discover error keeps the upstream code, and the upstream is 
   if (result.kind === "failed") await within(result.stopped, 1_000, "stopped");
   strictEqual(link.closes, 1);
   deepStrictEqual(logs.filter((l) => l.includes("error:")), [
-    "[t] error: server/discover failed\n",
+    "[t] error: initialize failed: discover_failed: not ready\n",
   ]);
 });
 
@@ -130,11 +137,16 @@ Deno.test("start: discover failures are mapped once, by mapDiscoverFailure", asy
     const { link, connect } = fakeConnect();
     // A short limit only where the limit is the case: elsewhere it cannot race the answer.
     const discoverTimeoutMs = name === "no response in the limit" ? 50 : 5_000;
-    const { started } = start(connect, { discoverTimeoutMs });
+    const { started, logs } = start(connect, { discoverTimeoutMs });
     const request = await discoverSent(link);
     act(link, request.id);
     const result = await started;
     deepStrictEqual([name, (errorOf(result) as { data: unknown }).data], [name, expected]);
+    // The log line names the cause and the detail of the client's error.
+    const { cause, detail } = expected as { cause: string; detail?: string };
+    deepStrictEqual(logs.filter((l) => l.includes("error:")), [
+      `[t] error: initialize failed: ${cause}${detail === undefined ? "" : `: ${detail}`}\n`,
+    ]);
     if (result.kind === "failed") await within(result.stopped, 1_000, "stopped");
   }
 });
@@ -181,4 +193,31 @@ Deno.test("start: the hold of the client's output reaches the reader of the link
   release();
   await waitFor("the second frame", () => link.delivered === 2);
   if (result.kind === "ready") await result.session.close();
+});
+
+Deno.test("start: the log line of a failed initialize is one line, cut, and holds only the client's detail", async () => {
+  const { link, connect } = fakeConnect();
+  const { started, logs } = start(connect);
+  const request = await discoverSent(link);
+  const message = `Method not found\nsecond line ${"x".repeat(400)}`;
+  link.message({ jsonrpc: "2.0", id: request.id, error: { code: -32601, message } });
+  const result = await started;
+  if (result.kind === "failed") await within(result.stopped, 1_000, "stopped");
+  const errors = logs.filter((l) => l.includes("error:"));
+  strictEqual(errors.length, 1);
+  strictEqual(
+    errors[0]!.startsWith("[t] error: initialize failed: discover_failed: Method not found second"),
+    true,
+    errors[0],
+  );
+  strictEqual(errors[0]!.endsWith("...\n"), true, errors[0]);
+  strictEqual(errors[0]!.length < 300, true);
+});
+
+Deno.test("failureSummary: the cause alone without a detail", () => {
+  strictEqual(failureSummary(BridgeError.of("spawn_failed")), "spawn_failed");
+  strictEqual(
+    failureSummary(BridgeError.of("timeout", "method: x, limit: 1 s")),
+    "timeout: method: x, limit: 1 s",
+  );
 });

@@ -13,6 +13,7 @@ import {
   parseLimitFlags,
 } from "../../lib/bridge/limits.ts";
 import { parseCommandLine, USAGE } from "../../main.ts";
+import { HELP_POINTER } from "../../lib/usage.ts";
 import { BridgeProcess, DENO, MODERN_SERVER, RAW_SERVER, ROOT } from "./helpers.ts";
 
 const STUBBORN = [DENO, "run", "-A", `${ROOT}tests/fixtures/stubborn_server.ts`];
@@ -120,7 +121,7 @@ Deno.test("parseLimitFlags: good values set every limit of the flag, in the unit
   strictEqual(cli.kind === "run" && cli.limits.first_round_timeout_ms, 2000);
 });
 
-Deno.test("a bad value of each limit flag: exit 2, one line naming the flag, then the usage", async () => {
+Deno.test("a bad value of each limit flag: exit 2, one line naming the flag, then the pointer to --help", async () => {
   const outs = await Promise.all(
     LIMIT_FLAGS.map((entry) => run([entry.flag, "sk-secret-token", "--", "x"])),
   );
@@ -130,7 +131,7 @@ Deno.test("a bad value of each limit flag: exit 2, one line naming the flag, the
     strictEqual(out.stdout, "");
     const [first, ...rest] = out.stderr.split("\n");
     strictEqual(first!.startsWith(`[mcp-bridge-vscode] error: ${entry.flag} needs `), true, first);
-    strictEqual(rest.join("\n"), USAGE);
+    strictEqual(rest.join("\n"), HELP_POINTER);
     strictEqual(out.stderr.includes("sk-secret-token"), false);
   });
 });

@@ -7,7 +7,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { runBridge, UrlBridge } from "../fixtures/http_bridge.ts";
 import { serveMcp } from "../fixtures/http_raw.ts";
-import { USAGE } from "../../main.ts";
+import { HELP_POINTER } from "../../lib/usage.ts";
 
 const SECRET_URL = "https://example.invalid/mcp/secret-path?key=sekrit-query";
 
@@ -21,7 +21,7 @@ Deno.test("cli: a missing variable of --header-env is exit 2 and names the varia
   const out = await runBridge(["--header-env", "Authorization=NO_SUCH_VARIABLE", SECRET_URL]);
   strictEqual(out.code, 2);
   ok(out.stderr.includes("NO_SUCH_VARIABLE"), out.stderr);
-  ok(out.stderr.includes("Usage:"), out.stderr);
+  ok(out.stderr.endsWith(HELP_POINTER), out.stderr);
   assertClean(out.stdout + out.stderr);
 });
 
@@ -67,7 +67,7 @@ Deno.test("cli: an argument parseArgs refuses is exit 2 with a reason of ours, n
     const [first, ...rest] = out.stderr.split("\n");
     ok(first!.startsWith("[mcp-bridge-vscode] error: "), first);
     ok(first!.includes(reason), `${args.join(" ")}: ${first}`);
-    strictEqual(rest.join("\n"), USAGE);
+    strictEqual(rest.join("\n"), HELP_POINTER);
     assertClean(out.stdout + out.stderr);
   }
 });

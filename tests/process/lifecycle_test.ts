@@ -303,7 +303,7 @@ Deno.test("the end of the input cancels requests in flight without responses and
   assertIncludes(bridge.stderr, "slow canceled: the client closed the connection");
 });
 
-Deno.test("exit code 2 for arguments that are not valid, with a one-line reason and the usage", async (t) => {
+Deno.test("exit code 2 for arguments that are not valid, with a one-line reason and a pointer to --help", async (t) => {
   for (
     const args of [[], ["--log-level", "loud", "--", "x"], ["--discover-timeout", "0", "--", "x"], [
       "--bogus",
@@ -321,7 +321,8 @@ Deno.test("exit code 2 for arguments that are not valid, with a one-line reason 
       strictEqual(out.code, 2);
       strictEqual(out.stdout.length, 0);
       const stderr = new TextDecoder().decode(out.stderr);
-      assertIncludes(stderr, "Usage: mcp-bridge-vscode");
+      assertIncludes(stderr, "Run 'mcp-bridge-vscode --help' for the usage.");
+      strictEqual(stderr.includes("Usage:"), false, stderr);
     });
   }
 });

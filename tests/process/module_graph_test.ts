@@ -51,13 +51,14 @@ async function graph(): Promise<{ atStart: Set<string>; all: Set<string> }> {
 const LAZY = [
   "lib/auth/sign_in.ts",
   "lib/auth/logout.ts",
+  "lib/doctor/main.ts",
   "lib/bridge/form_schema.ts",
   "npm:@modelcontextprotocol/client",
   "npm:ajv",
   "npm:re2js",
 ];
 
-Deno.test("the sign-in, the logout and the schema compiler load only when they are needed", async () => {
+Deno.test("the sign-in, the logout, doctor and the schema compiler load only when they are needed", async () => {
   const { atStart, all } = await graph();
   const has = (set: Set<string>, part: string) => [...set].some((s) => s.includes(part));
   for (const part of LAZY) {

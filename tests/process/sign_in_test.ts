@@ -302,7 +302,8 @@ Deno.test("process: sign-in options that are not valid, and a token store that d
     ) {
       const out = await runBridge(args);
       strictEqual(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
-      ok(out.stderr.includes("Usage:"));
+      ok(out.stderr.endsWith("Run 'mcp-bridge-vscode --help' for the usage.\n"), out.stderr);
+      strictEqual(out.stderr.split("\n").length, 3, out.stderr);
       deepStrictEqual(w.leaks(out.stderr), []);
     }
   } finally {

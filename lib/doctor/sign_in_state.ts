@@ -77,13 +77,16 @@ async function checkPermissions(dir: string, file: string, report: Report): Prom
       "break",
       `The token store ${dir} belongs to another user: give --token-store a directory of yours.`,
     );
+    return false;
   } else if (mode & 0o022) {
+    // The bridge refuses such a store at start (exit 2), as ssh's StrictModes.
     report.add(
       "break",
       `The token store ${dir} can be written by other users (mode ${
         octal(mode)
       }): run chmod 700 on it.`,
     );
+    return false;
   } else if (mode & 0o077) {
     report.add(
       "repair",

@@ -46,6 +46,9 @@ import type { Profile } from "./profile.ts";
 import { type Ready, ReadySession } from "./ready.ts";
 import { startUpstream } from "./start.ts";
 import { Tasks } from "./tasks.ts";
+import { legacyFallback, type LegacyOptions } from "../legacy/auto.ts";
+import { legacyInitializeResult } from "../legacy/initialize.ts";
+import { PassThrough } from "../legacy/passthrough.ts";
 import { type Fallback, hasModernMeta, initializeResult, isInitializeParams } from "./translate.ts";
 
 export type { StateName } from "./message_table.ts";
@@ -59,9 +62,10 @@ export type State =
   | { readonly name: "awaiting_initialize" }
   | { readonly name: "initializing" }
   | { readonly name: "ready"; readonly ready: Ready }
+  | { readonly name: "passthrough"; readonly ready: PassThrough }
   | {
     readonly name: "closing";
-    readonly ready: Ready | undefined;
+    readonly ready: Ready | PassThrough | undefined;
     readonly lost: BridgeError | undefined;
   };
 
@@ -76,6 +80,11 @@ export interface FrontendOptions {
   readonly connect: Connect;
   /** Where the messages for the client go. */
   readonly output: ByteOutput;
+  /**
+   * `--protocol auto` (LEGACY.md): how an upstream server of revision
+   * 2025-11-25 is reached. Without it, only revision 2026-07-28.
+   */
+  readonly legacy?: Pick<LegacyOptions, "connect" | "httpSign">;
 }
 
 /** The front end of one connection. */
@@ -230,6 +239,9 @@ export class Frontend {
         return;
       case "debug":
         this.#options.log.debug(`ignored the notification ${method}`);
+        return;
+      case "pass":
+        if (state.name === "passthrough") state.ready.notify(method, params);
     }
   }
 
@@ -268,6 +280,9 @@ export class Frontend {
       case "forward":
         if (state.name === "ready") this.#forward(state.ready, id, method, params);
         return;
+      case "pass":
+        if (state.name === "passthrough") this.#forward(state.ready, id, method, params);
+        return;
       case "subscription":
         if (state.name === "ready") this.#subscription(state.ready, id, method, params);
         return;
@@ -302,7 +317,9 @@ export class Frontend {
     const flight = this.#track(id, "initialize");
     if (!flight) return;
     this.#state = { name: "initializing" };
-    const { log, limits, profile, fallback } = this.#options;
+    const { log, limits, profile, fallback, legacy } = this.#options;
+    const passthrough = legacy &&
+      new PassThrough({ limits, log, profile, pending: this.#pending, write: this.#write });
     this.#spawn(async () => {
       const started = await startUpstream({
         connect: this.#options.connect,
@@ -316,8 +333,25 @@ export class Frontend {
           if (out) this.#write({ jsonrpc: "2.0", method: "notifications/message", params: out });
         },
         hold: this.#hold,
+        ...(legacy && passthrough && {
+          fallback: legacyFallback({ ...legacy, passthrough, params }),
+        }),
       });
       this.#flights.remove(flight);
+      if (started.kind === "legacy") {
+        // Only the fallback of a pass-through gives this kind.
+        if (this.#state.name !== "initializing" || !passthrough) {
+          this.#spawn(() => started.session.close());
+          return;
+        }
+        this.#state = { name: "passthrough", ready: passthrough };
+        this.#watchUpstream(passthrough);
+        const icons = passthrough.icons;
+        this.#answer(flight, {
+          result: legacyInitializeResult(started.initialize, fallback, icons),
+        });
+        return;
+      }
       if (started.kind !== "ready") {
         // The failure path: the upstream stops, the state goes back, then the error.
         this.#spawn(() => started.stopped);
@@ -352,7 +386,7 @@ export class Frontend {
   }
 
   /** The loss of the upstream: the state closing, each later request gets its error. */
-  async #watchUpstream(ready: Ready): Promise<void> {
+  async #watchUpstream(ready: Ready | PassThrough): Promise<void> {
     const end = await ready.session.done;
     if (this.#state.name === "closing") return; // the bridge closed it
     this.#state = {
@@ -368,13 +402,18 @@ export class Frontend {
     );
   }
 
-  #forward(ready: Ready, id: RequestId, method: string, params: Json | undefined): void {
+  #forward(
+    ready: Ready | PassThrough,
+    id: RequestId,
+    method: string,
+    params: Json | undefined,
+  ): void {
     const flight = this.#track(id, method);
     if (!flight) return;
     this.#spawn(async () => {
       let outcome;
       try {
-        outcome = await ready.forward(method, params, flight.controller.signal);
+        outcome = await ready.forward(method, params, flight.controller.signal, id);
       } finally {
         this.#flights.remove(flight);
       }
@@ -390,12 +429,14 @@ export class Frontend {
    */
   async shutdown(): Promise<void> {
     const previous = this.#state;
-    const ready = previous.name === "ready" || previous.name === "closing"
+    const ready = previous.name === "ready" || previous.name === "passthrough" ||
+        previous.name === "closing"
       ? previous.ready
       : undefined;
     if (previous.name !== "closing") this.#state = { name: "closing", ready, lost: undefined };
     this.#flights.cancelAll(CANCEL_REASONS.closed);
-    const listener = ready?.listener?.close();
+    if (ready instanceof PassThrough) ready.end(CANCEL_REASONS.closed);
+    const listener = ready instanceof PassThrough ? undefined : ready?.listener?.close();
     await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, listener);
     await ready?.session.close();
     await this.#tasks.settled(this.#options.limits.shutdown_grace_ms);

@@ -11,7 +11,10 @@
  */
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  getDefaultEnvironment,
+  StdioClientTransport,
+} from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CreateMessageRequestSchema,
@@ -63,8 +66,22 @@ export const SAMPLING_RESULT = {
   stopReason: "endTurn",
 };
 
+/** A root of the client. */
+export interface Root {
+  uri: string;
+  name: string;
+}
+
+/** How a side starts. */
+export interface SideOptions {
+  /** The roots that the client answers (the array is read at each roots/list). */
+  readonly roots?: Root[];
+  /** Variables for the server (besides the SDK's default environment). */
+  readonly env?: Record<string, string>;
+}
+
 /** A v1 client with handlers for sampling, elicitation and roots. */
-export function makeClient(roots: { uri: string; name: string }[] = []): {
+export function makeClient(roots: Root[] = []): {
   client: Client;
   recorder: Recorder;
 } {
@@ -105,27 +122,35 @@ export function makeClient(roots: { uri: string; name: string }[] = []): {
 /** A client connected to the stdio server directly. */
 export async function direct(
   argv: string[],
-  roots: { uri: string; name: string }[] = [],
+  options: SideOptions = {},
 ): Promise<{ client: Client; recorder: Recorder }> {
-  const made = makeClient(roots);
+  const made = makeClient(options.roots);
   await made.client.connect(
-    new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), stderr: "pipe" }),
+    new StdioClientTransport({
+      command: argv[0]!,
+      args: argv.slice(1),
+      stderr: "pipe",
+      env: { ...getDefaultEnvironment(), ...options.env },
+    }),
   );
   return made;
 }
 
-/** A client connected through the bridge with `--protocol auto` (and `options`). */
+/**
+ * A client connected through the bridge with `--protocol auto`; `upstream`
+ * is `-- COMMAND ...` or a URL, after more flags if needed.
+ */
 export async function bridged(
   upstream: string[],
-  roots: { uri: string; name: string }[] = [],
-  options: string[] = [],
+  options: SideOptions = {},
 ): Promise<{ client: Client; recorder: Recorder; stderr: () => string }> {
-  const made = makeClient(roots);
+  const made = makeClient(options.roots);
   const transport = new StdioClientTransport({
     command: DENO,
-    args: ["run", "-q", "-P", `${ROOT}main.ts`, "--protocol", "auto", ...options, ...upstream],
+    args: ["run", "-q", "-P", `${ROOT}main.ts`, "--protocol", "auto", ...upstream],
     cwd: ROOT,
     stderr: "pipe",
+    env: { ...getDefaultEnvironment(), ...options.env },
   });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Uint8Array) => stderr += new TextDecoder().decode(chunk));
@@ -136,9 +161,9 @@ export async function bridged(
 /** A client connected to an HTTP server directly (the SDK's transport). */
 export async function directHttp(
   url: string,
-  roots: { uri: string; name: string }[] = [],
+  options: SideOptions = {},
 ): Promise<{ client: Client; recorder: Recorder }> {
-  const made = makeClient(roots);
+  const made = makeClient(options.roots);
   await made.client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return made;
 }

@@ -79,7 +79,8 @@ function limitStage(
             lineLength = 0;
           } else {
             lineLength++;
-            size++;
+            // Checked at each byte: the blank line after the event is often in the same chunk.
+            if (++size > limit) return controller.error(failure());
           }
         }
       }

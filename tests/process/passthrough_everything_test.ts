@@ -229,7 +229,9 @@ async function exercise(d: Side, b: Side): Promise<void> {
     const message = await waitFor(
       "a simulated notifications/message",
       () =>
-        side.recorder.of("notifications/message").find((m) => /level message/.test(`${m.data}`)),
+        // "Alert level-message" is the server's own spelling.
+        side.recorder.of("notifications/message").find((m) => /level[- ]message/.test(`${m.data}`)),
+      { timeoutMs: 12_000 },
     );
     ok(typeof message.level === "string", JSON.stringify(message));
   }

@@ -151,4 +151,6 @@ export async function benchPassthrough(out: (line: string) => void): Promise<voi
   );
 }
 
-if (import.meta.main) await benchPassthrough((line) => console.log(line));
+if (import.meta.main) {
+  await benchPassthrough((line) => Deno.stdout.writeSync(enc.encode(line + "\n")));
+}

@@ -9,13 +9,18 @@
  * @module
  */
 
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import "@modelcontextprotocol/server-everything/package.json" with { type: "json" };
+
+const EVERYTHING = "@modelcontextprotocol/server-everything";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
+// The import puts the package into node_modules (nodeModulesDir "auto"); Node.js runs it.
 const SERVER = [
   "node",
-  `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`,
+  `${dirname(fileURLToPath(import.meta.resolve(`${EVERYTHING}/package.json`)))}/dist/index.js`,
   "stdio",
 ];
 const enc = new TextEncoder();

@@ -21,7 +21,19 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { DENO, ROOT } from "./helpers.ts";
+
+// The imports put the packages into node_modules (nodeModulesDir "auto"): the servers
+// run from there under Node.js, and nothing else of them is imported.
+import everything from "@modelcontextprotocol/server-everything/package.json" with {
+  type: "json",
+};
+import filesystem from "@modelcontextprotocol/server-filesystem/package.json" with {
+  type: "json",
+};
+import memory from "@modelcontextprotocol/server-memory/package.json" with { type: "json" };
 
 /** The versions under test (deno.json pins the same). */
 export const SERVER_VERSIONS = {
@@ -30,10 +42,13 @@ export const SERVER_VERSIONS = {
   memory: "2026.8.31",
 } as const;
 
+const PACKAGES = { everything, filesystem, memory } as const;
+
 /** The entry point of a server package in node_modules. */
 export function serverEntry(name: keyof typeof SERVER_VERSIONS): string {
-  const dir = `${ROOT}node_modules/@modelcontextprotocol/server-${name}`;
-  const pkg = JSON.parse(Deno.readTextFileSync(`${dir}/package.json`));
+  const json = import.meta.resolve(`@modelcontextprotocol/server-${name}/package.json`);
+  const dir = dirname(fileURLToPath(json));
+  const pkg = PACKAGES[name] as { version: string };
   if (pkg.version !== SERVER_VERSIONS[name]) {
     throw new Error(`server-${name} is ${pkg.version}, the tests pin ${SERVER_VERSIONS[name]}`);
   }

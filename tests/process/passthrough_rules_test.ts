@@ -256,3 +256,46 @@ Deno.test("--protocol with another value is exit 2 with a line that names the fl
   ok(stderr.split("\n")[0]!.includes("--protocol needs 2026-07-28 or auto"), stderr);
   strictEqual(output.stdout.length, 0);
 });
+
+Deno.test("pass-through: the time limits, the input timeout and the bound of requests in flight", async () => {
+  await using bridge = new BridgeProcess(
+    [
+      "--protocol",
+      "auto",
+      "--call-timeout",
+      "0.3",
+      "--input-timeout",
+      "0.3",
+      "--max-in-flight",
+      "2",
+    ],
+    LEGACY_RAW(),
+  );
+  await bridge.initialize(CLIENT_CAPABILITIES, true);
+  // A call without an answer in its limit: timeout, with the method and the limit.
+  await call(bridge, "slow-1", "slow");
+  // The second request in flight is the last one allowed; the third gets an error at once.
+  await call(bridge, "f-1", "ask_forever");
+  await call(bridge, "over", "echo");
+  deepStrictEqual(((await bridge.response("over")).error as Json).data, {
+    cause: "too_many_requests",
+  });
+  deepStrictEqual(((await bridge.response("slow-1")).error as Json).data, {
+    cause: "timeout",
+    detail: "method: tools/call, limit: 300 ms",
+  });
+  strictEqual((((await bridge.response("f-1")).error as Json).data as Json).cause, "timeout");
+  // The client did not answer the server's request in time: canceled there, an error upstream.
+  deepStrictEqual([await bridge.next(), await bridge.next()], [
+    { jsonrpc: "2.0", id: "b-1", method: "roots/list" },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: "b-1", reason: "no answer in time" },
+    },
+  ]);
+  const upstream = await seen(bridge, "seen-1");
+  const answer = upstream.find((m) => m.id === 88 && !("method" in m));
+  strictEqual(((answer?.error as Json).data as Json).cause, "input_timeout");
+  strictEqual(await bridge.exit(), 0);
+});

@@ -8,7 +8,7 @@
 import type { Connect } from "../upstream/link.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
 import type { LegacyOptions } from "./auto.ts";
-import { connectLegacyHttp, type LegacyHttpOptions } from "./http_link.ts";
+import type { LegacyHttpOptions } from "./http_link.ts";
 import { olderHttpSign } from "./http_sign.ts";
 
 /** The usage lines of `--protocol`. */
@@ -53,7 +53,8 @@ export function legacyConnect(
     ...(options.debug && { debug: options.debug }),
   };
   return {
-    connect: () => connectLegacyHttp(http),
+    // The v1 SDK's transport loads only for an older server at a URL.
+    connect: async () => (await import("./http_link.ts")).connectLegacyHttp(http),
     httpSign: (signal) => olderHttpSign(http, signal),
   };
 }

@@ -52,6 +52,8 @@ const LAZY = [
   "lib/auth/sign_in.ts",
   "lib/auth/logout.ts",
   "lib/bridge/form_schema.ts",
+  "lib/legacy/http_link.ts",
+  "/@modelcontextprotocol/sdk@",
   "npm:@modelcontextprotocol/client",
   "npm:ajv",
   "npm:re2js",

@@ -48,6 +48,8 @@ import {
 } from "./lib/auth/options.ts";
 import { VSCODE_PROFILE } from "./lib/vscode/profile.ts";
 import { openStdio } from "./lib/jsonrpc/stdio_pipes.ts";
+import { isProtocol, type Protocol } from "./lib/legacy/auto.ts";
+import { legacyConnect, PROTOCOL_USAGE } from "./lib/legacy/wiring.ts";
 
 /** The usage text of the CLI. */
 export const USAGE = `Usage: mcp-bridge-vscode [options] -- COMMAND [ARG...]
@@ -63,7 +65,7 @@ when something would).
 Options:
   --name NAME                 The server name when the upstream gives none
                               (default: the file name of COMMAND)
-${limitFlagsUsage()}  --log-level LEVEL           error, warn, info or debug (default: info)
+${limitFlagsUsage()}${PROTOCOL_USAGE}  --log-level LEVEL           error, warn, info or debug (default: info)
 ${HTTP_USAGE}  --help                      Show this text
   --version                   Show the version
 
@@ -80,6 +82,8 @@ export type Command =
     readonly name: string;
     readonly logLevel: LogLevel;
     readonly limits: Limits;
+    /** `--protocol`: 2026-07-28, or auto (an older upstream gets the pass-through). */
+    readonly protocol: Protocol;
     /** An upstream server at a URL (then `command` is empty). */
     readonly remote?: RemoteTarget;
     /** The sign-in options of a URL upstream. */
@@ -99,6 +103,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     "name": { type: "string" },
     ...limitFlagOptions(),
     "log-level": { type: "string" },
+    "protocol": { type: "string" },
     "help": { type: "boolean" },
     "version": { type: "boolean" },
     ...HTTP_FLAGS,
@@ -139,6 +144,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (values.name !== undefined && values.name.trim() === "") {
     throw new UsageError("--name needs a name");
   }
+  const protocol = values.protocol ?? "2026-07-28";
+  if (!isProtocol(protocol)) throw new UsageError("--protocol needs 2026-07-28 or auto");
   const limits = parseLimitFlags(values);
   if (!limits.ok) throw new UsageError(limits.message);
   return {
@@ -150,6 +157,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     name: values.name ?? (remote ? remote.url.hostname : basename(command!, extname(command!))),
     logLevel,
     limits: limits.limits,
+    protocol,
   };
 }
 
@@ -231,6 +239,13 @@ async function main(): Promise<number> {
   }
   const log = createLogger(profile.name, cli.logLevel);
   const { command, args, limits, remote } = cli;
+  const spawn = () =>
+    spawnStdioLink({
+      command,
+      args,
+      maxLineBytes: limits.max_line_bytes,
+      stopGraceMs: limits.child_stop_grace_ms,
+    });
   const stdio = openStdio();
   const frontend = new Frontend({
     profile,
@@ -242,13 +257,13 @@ async function main(): Promise<number> {
         debug: (message) => log.debug(message),
         ...(tokenSource && { tokenSource }),
       })
-      : () =>
-        spawnStdioLink({
-          command,
-          args,
-          maxLineBytes: limits.max_line_bytes,
-          stopGraceMs: limits.child_stop_grace_ms,
-        }),
+      : spawn,
+    ...(cli.protocol === "auto" && {
+      legacy: legacyConnect(remote, spawn, {
+        debug: (message) => log.debug(message),
+        ...(tokenSource && { tokenSource }),
+      }),
+    }),
     // Plain reads and writes on the event loop: no web stream stage, no
     // thread hand-off per chunk (lib/jsonrpc/byte_io.ts, lib/jsonrpc/stdio_pipes.ts).
     output: stdio.output,

@@ -19,6 +19,7 @@ import type { JsonObject } from "../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
 import { benchHttp } from "./bench_http.ts";
 import { benchLarge } from "./bench_large.ts";
+import { benchPassthrough } from "./bench_passthrough.ts";
 import { benchPressure } from "./bench_pressure.ts";
 import { benchRemote } from "./bench_remote.ts";
 
@@ -377,6 +378,9 @@ await embeddedBench();
 // The HTTP upstream: its own module, so each part of the benchmark stays small.
 await benchHttp(out);
 await benchRemote(out);
+
+// The pass-through of --protocol auto: a server of revision 2025-11-25 over stdio.
+await benchPassthrough(out);
 
 // Back pressure: the peak RSS of the bridge when a peer does not read.
 await benchPressure(out);

@@ -6,7 +6,8 @@
  * @module
  */
 
-import type { ErrorObject, Json, JsonObject } from "../jsonrpc/message.ts";
+import type { ErrorObject, Json, JsonObject, Message } from "../jsonrpc/message.ts";
+import type { Logger } from "./log.ts";
 import { type Cause, CODES, ERROR_TABLE } from "./error_table.ts";
 
 /** Placeholders of the sign-in messages, such as `{port}`. */
@@ -93,4 +94,20 @@ export function fromUpstreamError(error: ErrorObject): BridgeError {
     return BridgeError.custom(CODES.INTERNAL_ERROR, error.message);
   }
   return BridgeError.passthrough(error);
+}
+
+/**
+ * What goes out instead of a message that JSON.stringify cannot write: for
+ * a response, the error invalid_response of its request; else nothing.
+ */
+export function unwritableResponse(
+  message: Message,
+  error: Error,
+  log: Logger,
+): Message | undefined {
+  const id = "id" in message ? message.id : undefined;
+  const isResponse = "result" in message || "error" in message;
+  log.error(`cannot write a message to the client: ${error.name}`);
+  if (!isResponse || id === undefined || id === null) return undefined;
+  return { jsonrpc: "2.0", id, error: BridgeError.of("invalid_response").toJSON() };
 }

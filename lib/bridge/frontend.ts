@@ -26,14 +26,13 @@ import {
 import { MessageWriter } from "../jsonrpc/writer.ts";
 import { failureOfEnd } from "../upstream/failure.ts";
 import type { Connect } from "../upstream/link.ts";
-import { BridgeError } from "./errors.ts";
+import { BridgeError, unwritableResponse } from "./errors.ts";
 import { mapUpstreamFailure } from "./failures.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { readClientFrame } from "./inbound.ts";
-import { declaredOf } from "./input_checks.ts";
 import type { Limits } from "./limits.ts";
 import type { Logger } from "./log.ts";
-import { type LoggingLevel, logMessageFor, setLevelParams } from "./logging.ts";
+import { type LoggingLevel, setLevelParams } from "./logging.ts";
 import {
   NOTIFICATION_TABLE,
   notificationKind,
@@ -43,10 +42,12 @@ import {
 } from "./message_table.ts";
 import { CANCEL_REASONS, PendingTable } from "./pending.ts";
 import type { Profile } from "./profile.ts";
-import { type Ready, ReadySession } from "./ready.ts";
-import { startUpstream } from "./start.ts";
+import type { Ready } from "./ready.ts";
 import { Tasks } from "./tasks.ts";
-import { type Fallback, hasModernMeta, initializeResult, isInitializeParams } from "./translate.ts";
+import type { LegacyOptions } from "../legacy/auto.ts";
+import { PassThrough } from "../legacy/passthrough.ts";
+import { initializeUpstream } from "./initialize_step.ts";
+import { type Fallback, hasModernMeta, isInitializeParams } from "./translate.ts";
 
 export type { StateName } from "./message_table.ts";
 
@@ -59,9 +60,10 @@ export type State =
   | { readonly name: "awaiting_initialize" }
   | { readonly name: "initializing" }
   | { readonly name: "ready"; readonly ready: Ready }
+  | { readonly name: "passthrough"; readonly ready: PassThrough }
   | {
     readonly name: "closing";
-    readonly ready: Ready | undefined;
+    readonly ready: Ready | PassThrough | undefined;
     readonly lost: BridgeError | undefined;
   };
 
@@ -76,6 +78,11 @@ export interface FrontendOptions {
   readonly connect: Connect;
   /** Where the messages for the client go. */
   readonly output: ByteOutput;
+  /**
+   * `--protocol auto` (LEGACY.md): how an upstream server of revision
+   * 2025-11-25 is reached. Without it, only revision 2026-07-28.
+   */
+  readonly legacy?: Pick<LegacyOptions, "connect" | "httpSign">;
 }
 
 /** The front end of one connection. */
@@ -93,19 +100,10 @@ export class Frontend {
   constructor(options: FrontendOptions) {
     this.#options = options;
     this.#writer = new MessageWriter(options.output, {
-      replaceUnwritable: (message, error) => this.#unwritable(message, error),
+      replaceUnwritable: (message, error) => unwritableResponse(message, error, options.log),
     });
     this.#pending = new PendingTable(options.profile.request_id_prefix);
     this.#flights = new Flights(options.limits.max_in_flight_requests);
-  }
-
-  /** A response that JSON.stringify cannot write fails its request: invalid_response. */
-  #unwritable(message: Message, error: Error): Message | undefined {
-    const id = "id" in message ? message.id : undefined;
-    const isResponse = "result" in message || "error" in message;
-    this.#options.log.error(`cannot write a message to the client: ${error.name}`);
-    if (!isResponse || id === undefined || id === null) return undefined;
-    return { jsonrpc: "2.0", id, error: BridgeError.of("invalid_response").toJSON() };
   }
 
   /** The name of the current state. */
@@ -230,6 +228,9 @@ export class Frontend {
         return;
       case "debug":
         this.#options.log.debug(`ignored the notification ${method}`);
+        return;
+      case "pass":
+        if (state.name === "passthrough") state.ready.notify(method, params);
     }
   }
 
@@ -268,6 +269,9 @@ export class Frontend {
       case "forward":
         if (state.name === "ready") this.#forward(state.ready, id, method, params);
         return;
+      case "pass":
+        if (state.name === "passthrough") this.#forward(state.ready, id, method, params);
+        return;
       case "subscription":
         if (state.name === "ready") this.#subscription(state.ready, id, method, params);
         return;
@@ -302,57 +306,42 @@ export class Frontend {
     const flight = this.#track(id, "initialize");
     if (!flight) return;
     this.#state = { name: "initializing" };
-    const { log, limits, profile, fallback } = this.#options;
     this.#spawn(async () => {
-      const started = await startUpstream({
-        connect: this.#options.connect,
-        clientInfo: params.clientInfo as Record<string, Json>,
-        capabilities: params.capabilities as Record<string, Json>,
-        discoverTimeoutMs: limits.discover_timeout_ms,
+      const done = await initializeUpstream({
+        ...this.#options,
+        params,
         signal: flight.controller.signal,
-        log,
-        onLogMessage: (message) => {
-          const out = logMessageFor(message, this.#level);
-          if (out) this.#write({ jsonrpc: "2.0", method: "notifications/message", params: out });
-        },
-        hold: this.#hold,
-      });
-      this.#flights.remove(flight);
-      if (started.kind !== "ready") {
-        // The failure path: the upstream stops, the state goes back, then the error.
-        this.#spawn(() => started.stopped);
-        if (this.#state.name === "initializing") this.#state = { name: "awaiting_initialize" };
-        if (started.kind === "failed" && !flight.canceled) this.#answer(flight, started.error);
-        return;
-      }
-      if (this.#state.name !== "initializing") {
-        // The input ended during discover: nothing more goes out.
-        this.#spawn(() => started.session.close());
-        return;
-      }
-      const ready = new ReadySession({
-        session: started.session,
-        discover: started.discover,
-        declared: declaredOf(params.capabilities),
-        limits,
-        log,
-        profile,
         pending: this.#pending,
         write: this.#write,
+        hold: this.#hold,
         nextElicitationId: () => `elicitation-${++this.#elicitations}`,
         logLevel: () => this.#level,
       });
+      this.#flights.remove(flight);
+      if (done.kind !== "ready") {
+        // The failure path: the upstream stops, the state goes back, then the error.
+        this.#spawn(() => done.stopped);
+        if (this.#state.name === "initializing") this.#state = { name: "awaiting_initialize" };
+        if (done.kind === "failed" && !flight.canceled) this.#answer(flight, done.error);
+        return;
+      }
+      const { ready } = done;
+      if (this.#state.name !== "initializing") {
+        // The input ended during discover: nothing more goes out.
+        this.#spawn(() => ready.session.close());
+        return;
+      }
       // The state is ready before the result goes out: the next requests can come at once.
-      this.#state = { name: "ready", ready };
+      this.#state = ready instanceof PassThrough
+        ? { name: "passthrough", ready }
+        : { name: "ready", ready };
       this.#watchUpstream(ready);
-      this.#answer(flight, {
-        result: initializeResult(profile, started.discover, fallback, ready.icons),
-      });
+      this.#answer(flight, { result: done.result });
     }, flight);
   }
 
   /** The loss of the upstream: the state closing, each later request gets its error. */
-  async #watchUpstream(ready: Ready): Promise<void> {
+  async #watchUpstream(ready: Ready | PassThrough): Promise<void> {
     const end = await ready.session.done;
     if (this.#state.name === "closing") return; // the bridge closed it
     this.#state = {
@@ -368,13 +357,18 @@ export class Frontend {
     );
   }
 
-  #forward(ready: Ready, id: RequestId, method: string, params: Json | undefined): void {
+  #forward(
+    ready: Ready | PassThrough,
+    id: RequestId,
+    method: string,
+    params: Json | undefined,
+  ): void {
     const flight = this.#track(id, method);
     if (!flight) return;
     this.#spawn(async () => {
       let outcome;
       try {
-        outcome = await ready.forward(method, params, flight.controller.signal);
+        outcome = await ready.forward(method, params, flight.controller.signal, id);
       } finally {
         this.#flights.remove(flight);
       }
@@ -390,12 +384,14 @@ export class Frontend {
    */
   async shutdown(): Promise<void> {
     const previous = this.#state;
-    const ready = previous.name === "ready" || previous.name === "closing"
+    const ready = previous.name === "ready" || previous.name === "passthrough" ||
+        previous.name === "closing"
       ? previous.ready
       : undefined;
     if (previous.name !== "closing") this.#state = { name: "closing", ready, lost: undefined };
     this.#flights.cancelAll(CANCEL_REASONS.closed);
-    const listener = ready?.listener?.close();
+    if (ready instanceof PassThrough) ready.end(CANCEL_REASONS.closed);
+    const listener = ready instanceof PassThrough ? undefined : ready?.listener?.close();
     await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, listener);
     await ready?.session.close();
     await this.#tasks.settled(this.#options.limits.shutdown_grace_ms);

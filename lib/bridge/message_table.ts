@@ -10,9 +10,18 @@
 import { FORWARDED_METHODS } from "./translate.ts";
 
 /** The states of the front end. */
-export const STATES = ["awaiting_initialize", "initializing", "ready", "closing"] as const;
+export const STATES = [
+  "awaiting_initialize",
+  "initializing",
+  "ready",
+  "passthrough",
+  "closing",
+] as const;
 
-/** A state of the front end. */
+/**
+ * A state of the front end. `passthrough` is the ready state of an upstream
+ * server of revision 2025-11-25 (`--protocol auto`, LEGACY.md).
+ */
 export type StateName = typeof STATES[number];
 
 /** The kinds of requests of the client that the table knows. */
@@ -44,13 +53,16 @@ export type RequestAction =
   /** Change the listen stream (resources/subscribe and resources/unsubscribe). */
   | "subscription"
   /** After the loss of the upstream: its error; after the end of the input: no response. */
-  | "closing";
+  | "closing"
+  /** Send the request as it is to the upstream server of revision 2025-11-25. */
+  | "pass";
 
 /** The kinds of notifications of the client that the table knows. */
 export type NotificationKind =
   | "notifications/initialized"
   | "notifications/cancelled"
   | "notifications/roots/list_changed"
+  | "notifications/progress"
   | "other";
 
 /** What the front end does with a notification. */
@@ -62,22 +74,29 @@ export type NotificationAction =
   /** Nothing. */
   | "ignore"
   /** Nothing but a debug line. */
-  | "debug";
+  | "debug"
+  /** Send the notification to the upstream server of revision 2025-11-25. */
+  | "pass";
 
 type Row<A> = Readonly<Record<StateName, A>>;
 
-const ALWAYS = <A>(action: A): Row<A> => ({
+const ALWAYS = <A>(action: A, passthrough: A = action): Row<A> => ({
   awaiting_initialize: action,
   initializing: action,
   ready: action,
+  passthrough,
   closing: action,
 });
 
-/** A forwarded request, or a method that the bridge does not know, before ready: not_ready. */
+/**
+ * A forwarded request, or a method that the bridge does not know, before
+ * ready: not_ready. The pass-through sends each of them upstream.
+ */
 const AFTER_READY = <A extends RequestAction>(ready: A): Row<RequestAction> => ({
   awaiting_initialize: "not_ready",
   initializing: "not_ready",
   ready,
+  passthrough: "pass",
   closing: "closing",
 });
 
@@ -92,12 +111,14 @@ const AFTER_READY = <A extends RequestAction>(ready: A): Row<RequestAction> => (
  */
 export const REQUEST_TABLE: Readonly<Record<RequestKind, Row<RequestAction>>> = {
   "ping": ALWAYS("pong"),
-  "logging/setLevel": ALWAYS("set_level"),
+  // The upstream server of the pass-through keeps the level and sends the log messages.
+  "logging/setLevel": ALWAYS<RequestAction>("set_level", "pass"),
   "server/discover": ALWAYS("method_not_found"),
   "initialize": {
     awaiting_initialize: "initialize",
     initializing: "already_initialized",
     ready: "already_initialized",
+    passthrough: "already_initialized",
     closing: "closing",
   },
   "forwarded": AFTER_READY("forward"),
@@ -111,10 +132,14 @@ export const NOTIFICATION_TABLE: Readonly<Record<NotificationKind, Row<Notificat
     awaiting_initialize: "ignore",
     initializing: "ignore",
     ready: "initialized",
+    passthrough: "pass",
     closing: "ignore",
   },
+  // The pass-through cancels the request upstream under its upstream id.
   "notifications/cancelled": ALWAYS("cancel"),
-  "notifications/roots/list_changed": ALWAYS("ignore"),
+  "notifications/roots/list_changed": ALWAYS<NotificationAction>("ignore", "pass"),
+  // Progress of the client for a request of the upstream server (its own token).
+  "notifications/progress": ALWAYS<NotificationAction>("debug", "pass"),
   "other": ALWAYS("debug"),
 };
 
@@ -138,7 +163,7 @@ export function requestKind(method: string): RequestKind {
 /** The row of a notification method. */
 export function notificationKind(method: string): NotificationKind {
   return method === "notifications/initialized" || method === "notifications/cancelled" ||
-      method === "notifications/roots/list_changed"
+      method === "notifications/roots/list_changed" || method === "notifications/progress"
     ? method
     : "other";
 }

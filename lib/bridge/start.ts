@@ -28,11 +28,29 @@ export interface StartOptions {
   readonly onLogMessage: (params: JsonObject) => void;
   /** The back pressure of the client's output, for the reader of the link. */
   readonly hold?: () => Promise<void> | undefined;
+  /**
+   * `--protocol auto` (LEGACY.md): takes over after a server/discover that
+   * failed, on the same session (`lib/legacy/auto.ts`). Undefined: the
+   * failure of discover stands.
+   */
+  readonly fallback?: Fallback;
 }
+
+/**
+ * What takes over after a failed server/discover: another outcome of the
+ * start (it then owns `session`), or undefined when the failure stands.
+ */
+export type Fallback = (
+  error: unknown,
+  session: UpstreamClient,
+  options: StartOptions,
+) => Promise<Started | undefined>;
 
 /** How the start ended. On a failure or a cancel, the upstream is already stopping. */
 export type Started =
   | { readonly kind: "ready"; readonly session: UpstreamClient; readonly discover: JsonObject }
+  /** An upstream server of revision 2025-11-25, initialized: the pass-through. */
+  | { readonly kind: "legacy"; readonly session: UpstreamClient; readonly initialize: JsonObject }
   | { readonly kind: "failed"; readonly error: BridgeError; readonly stopped: Promise<void> }
   | { readonly kind: "canceled"; readonly stopped: Promise<void> };
 
@@ -62,6 +80,17 @@ export function failureSummary(error: BridgeError): string {
   return `${cause}: ${detail}`;
 }
 
+/** The upstream client of the start on a link. */
+export function upstreamClientOn(link: UpstreamLink, options: StartOptions): UpstreamClient {
+  return new UpstreamClient(link, {
+    clientInfo: upstreamClientInfo(options.clientInfo),
+    capabilities: upstreamCapabilities(options.capabilities),
+    onLogMessage: options.onLogMessage,
+    debug: (message) => options.log.debug(message),
+    ...(options.hold && { hold: options.hold }),
+  });
+}
+
 /** Starts the upstream server and sends server/discover. Never throws. */
 export async function startUpstream(options: StartOptions): Promise<Started> {
   const { log } = options;
@@ -75,17 +104,20 @@ export async function startUpstream(options: StartOptions): Promise<Started> {
     log.error(`cannot start the upstream server: ${failureSummary(mapped)}`);
     return { kind: "failed", error: mapped, stopped: Promise.resolve() };
   }
-  const session = new UpstreamClient(link, {
-    clientInfo: upstreamClientInfo(options.clientInfo),
-    capabilities: upstreamCapabilities(options.capabilities),
-    onLogMessage: options.onLogMessage,
-    debug: (message) => log.debug(message),
-    ...(options.hold && { hold: options.hold }),
-  });
+  const session = upstreamClientOn(link, options);
   try {
     const discover = await session.discover(options.discoverTimeoutMs, options.signal);
-    if (!options.signal.aborted) return { kind: "ready", session, discover };
+    if (!options.signal.aborted) {
+      if (options.fallback) {
+        log.info("revision 2026-07-28: the upstream server answered server/discover");
+      }
+      return { kind: "ready", session, discover };
+    }
   } catch (error) {
+    const other = options.signal.aborted
+      ? undefined
+      : await options.fallback?.(error, session, options);
+    if (other) return other;
     if (!options.signal.aborted) {
       const failure = mapDiscoverFailure(error, formatLimit(options.discoverTimeoutMs));
       log.error(`initialize failed: ${failureSummary(failure)}`);

@@ -165,6 +165,11 @@ export async function probeUpstream(options: ProbeOptions, report: Report): Prom
   });
   if (started.kind !== "ready") {
     if (started.kind === "canceled") return { ready: false };
+    if (started.kind === "legacy") {
+      // Only a start with a fallback (the bridge's --protocol auto) gives one.
+      await started.session.close();
+      return { ready: false };
+    }
     await started.stopped;
     const data = started.error.data as { cause?: string };
     const cause = data.cause ?? "internal";

@@ -51,6 +51,24 @@ export interface UpstreamRequestOptions {
    * its subscription, on the reader, before the next frame is read.
    */
   readonly onEvent?: (method: string, params: JsonObject) => void;
+  /**
+   * Revision 2025-11-25 only: the upstream server canceled this request with
+   * `notifications/cancelled` (its reason). The request then rejects with
+   * `canceled`.
+   */
+  readonly onCancelled?: (reason: Json | undefined) => void;
+}
+
+/**
+ * What a client of revision 2025-11-25 (the pass-through of `lib/legacy/`)
+ * gets of the upstream server besides the responses and the progress of its
+ * requests. Without them, the client speaks revision 2026-07-28.
+ */
+export interface LegacyHandlers {
+  /** A request of the upstream server, with its id as sent. */
+  onRequest(id: RequestId, method: string, params: JsonObject | undefined): void;
+  /** Each other notification of the upstream server. */
+  onNotification(method: string, params: JsonObject | undefined): void;
 }
 
 /** What the upstream client needs to know of the client. */
@@ -83,6 +101,7 @@ interface Pending {
   reject(failure: UpstreamFailure): void;
   onProgress: ((progress: UpstreamProgress) => void) | undefined;
   onEvent: ((method: string, params: JsonObject) => void) | undefined;
+  onCancelled: ((reason: Json | undefined) => void) | undefined;
 }
 
 /** The upstream client of the bridge. */
@@ -94,6 +113,8 @@ export class UpstreamClient {
   /** The time limits of the requests in flight, on one timer. */
   #deadlines = new Deadlines();
   #end: LinkEnd | undefined;
+  /** Set: the client speaks revision 2025-11-25 (no envelope, requests of the server). */
+  #legacy: LegacyHandlers | undefined;
   /** Resolves when the reader has seen the end of the link. */
   readonly done: Promise<LinkEnd>;
 
@@ -101,6 +122,16 @@ export class UpstreamClient {
     this.link = link;
     this.#options = options;
     this.done = this.#read();
+  }
+
+  /**
+   * From now on the client speaks revision 2025-11-25 on the same link: no
+   * `_meta` envelope, the requests and the notifications of the server go to
+   * `handlers`. The pass-through calls it after a server/discover that showed
+   * an older upstream server, before its initialize.
+   */
+  speakLegacy(handlers: LegacyHandlers): void {
+    this.#legacy = handlers;
   }
 
   /** How the link ended, once it did. */
@@ -157,7 +188,9 @@ export class UpstreamClient {
     if (typeof method === "string") {
       const params = isObject(msg.params) ? msg.params : undefined;
       if (Object.hasOwn(msg, "id")) {
-        this.#answerServerRequest(msg.id ?? null, method);
+        const id = msg.id ?? null;
+        if (this.#legacy && isRequestId(id)) this.#legacy.onRequest(id, method, params);
+        else this.#answerServerRequest(id, method);
         return;
       }
       this.#onNotification(method, params);
@@ -204,6 +237,18 @@ export class UpstreamClient {
       });
       return;
     }
+    if (this.#legacy) {
+      const id = method === "notifications/cancelled" ? params?.requestId : undefined;
+      const entry = typeof id === "number" ? this.#pending.get(id) : undefined;
+      if (entry) {
+        // The server canceled a request of ours: it gets no response.
+        this.#settle(id as number, (p) => {
+          p.onCancelled?.(params?.reason);
+          p.reject(new UpstreamFailure("canceled"));
+        });
+      } else this.#legacy.onNotification(method, params);
+      return;
+    }
     if (method === "notifications/message") {
       if (params && typeof params.level === "string" && Object.hasOwn(params, "data")) {
         this.#options.onLogMessage?.(params);
@@ -232,6 +277,7 @@ export class UpstreamClient {
 
   #envelope(extra: JsonObject | undefined, logLevel: string | undefined): JsonObject {
     const meta: JsonObject = { ...extra };
+    if (this.#legacy) return meta;
     meta[ENVELOPE_KEYS.protocolVersion] = UPSTREAM_PROTOCOL_VERSION;
     meta[ENVELOPE_KEYS.clientInfo] = this.#options.clientInfo;
     meta[ENVELOPE_KEYS.clientCapabilities] = this.#options.capabilities;
@@ -276,7 +322,11 @@ export class UpstreamClient {
     const id = this.#nextId++;
     const meta = this.#envelope(options.meta, options.logLevel);
     if (onProgress) meta.progressToken = id;
-    const message: Message = { jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } };
+    // Revision 2025-11-25 has no envelope: an empty `_meta` is not sent.
+    const withMeta = this.#legacy && Object.keys(meta).length === 0
+      ? params
+      : { ...params, _meta: meta };
+    const message: Message = { jsonrpc: "2.0", id, method, params: withMeta };
 
     return new Promise<Json>((resolve, reject) => {
       const deadline = options.timeoutMs === undefined || this.link.untimed
@@ -304,6 +354,7 @@ export class UpstreamClient {
         },
         onProgress,
         onEvent: options.onEvent,
+        onCancelled: options.onCancelled,
       });
       signal?.addEventListener("abort", onAbort, { once: true });
       this.link.send(message).catch(() => {
@@ -316,7 +367,9 @@ export class UpstreamClient {
 
   #cancelUpstream(requestId: RequestId, reason: string): void {
     if (this.#end) return;
-    const params: JsonObject = { requestId, reason, _meta: this.#envelope(undefined, undefined) };
+    const params: JsonObject = this.#legacy
+      ? { requestId, reason }
+      : { requestId, reason, _meta: this.#envelope(undefined, undefined) };
     this.link.send({ jsonrpc: "2.0", method: "notifications/cancelled", params }).catch(() => {});
   }
 

@@ -15,9 +15,17 @@ function assertNoSecret(text: string): void {
   }
 }
 
-Deno.test("http: v1 client uses tools, prompts, resources, templates and completion", async () => {
+// With `--protocol auto` a 2026-07-28 upstream gets the modern path, unchanged.
+for (const options of [[], ["--protocol", "auto"]]) {
+  Deno.test(`http: v1 client uses tools, prompts, resources, templates and completion${options.length ? ` (${options.join(" ")})` : ""}`, () =>
+    usesEverything(options));
+  Deno.test(`http: list changes and resources/subscribe through the listen stream${options.length ? ` (${options.join(" ")})` : ""}`, () =>
+    listenStream(options));
+}
+
+async function usesEverything(options: string[]): Promise<void> {
   await using upstream = serveSdk();
-  const { client, stderr } = await connectV1([upstream.url]);
+  const { client, stderr } = await connectV1([...options, upstream.url]);
   try {
     deepStrictEqual(client.getServerVersion(), {
       name: "fixture-http",
@@ -88,7 +96,7 @@ Deno.test("http: v1 client uses tools, prompts, resources, templates and complet
     strictEqual(call.headers.get("mcp-protocol-version"), "2026-07-28");
     ok(call.headers.get("mcp-name"));
   }
-});
+}
 
 Deno.test("http: progress, logging and cancellation over SSE", async () => {
   await using upstream = serveSdk();
@@ -137,9 +145,9 @@ Deno.test("http: progress, logging and cancellation over SSE", async () => {
   assertNoSecret(bridge.stdout + bridge.stderr);
 });
 
-Deno.test("http: list changes and resources/subscribe through the listen stream", async () => {
+async function listenStream(options: string[]): Promise<void> {
   await using upstream = serveSdk();
-  await using bridge = new UrlBridge([upstream.url]);
+  await using bridge = new UrlBridge([...options, upstream.url]);
   const init = await bridge.initialize({});
   const caps = (init.result as { capabilities: Record<string, unknown> }).capabilities;
   deepStrictEqual(caps.resources, { subscribe: true, listChanged: true });
@@ -171,7 +179,8 @@ Deno.test("http: list changes and resources/subscribe through the listen stream"
   ok(tools.tools.some((t) => t.name === "fresh"));
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge.stdout + bridge.stderr);
-});
+  if (options.includes("auto")) ok(bridge.stderr.includes("info: revision 2026-07-28"));
+}
 
 Deno.test("http: an input round (elicitation) through the bridge", async () => {
   await using upstream = serveSdk();

@@ -13,8 +13,14 @@ async function connect(upstream: string[], options: string[] = []): Promise<Clie
   return client;
 }
 
-Deno.test("v1 client uses tools, prompts, resources, templates and completion through the bridge", async () => {
-  const client = await connect(MODERN_SERVER);
+// With `--protocol auto` a 2026-07-28 upstream gets the modern path, unchanged.
+for (const options of [[], ["--protocol", "auto"]]) {
+  Deno.test(`v1 client uses tools, prompts, resources, templates and completion through the bridge${options.length ? ` (${options.join(" ")})` : ""}`, () =>
+    usesEverything(options));
+}
+
+async function usesEverything(options: string[]): Promise<void> {
+  const client = await connect(MODERN_SERVER, options);
   try {
     deepStrictEqual(client.getServerVersion(), {
       name: "fixture-2026",
@@ -68,7 +74,7 @@ Deno.test("v1 client uses tools, prompts, resources, templates and completion th
   } finally {
     await client.close();
   }
-});
+}
 
 Deno.test("v1 client accepts a quirky tools/list: non-object outputSchema, arrays without items, nextCursor null", async () => {
   const client = await connect(RAW_SERVER("ok"), ["--name", "quirky"]);

@@ -53,6 +53,8 @@ const LAZY = [
   "lib/auth/logout.ts",
   "lib/doctor/main.ts",
   "lib/bridge/form_schema.ts",
+  "lib/legacy/http_link.ts",
+  "/@modelcontextprotocol/sdk@",
   "npm:@modelcontextprotocol/client",
   "npm:ajv",
   "npm:re2js",

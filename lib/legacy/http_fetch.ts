@@ -1,0 +1,198 @@
+/**
+ * The fetch that the 2025-11-25 Streamable HTTP link gives the SDK's
+ * transport: Deno's fetch with the bridge's HTTP client (`--ca-file`, HTTP/1.1
+ * and HTTP/2, the proxy variables), the headers of the sign-in, and
+ * `--max-response-bytes`: a JSON body, or one event of a stream, over the
+ * limit fails at once, without the rest of the body in memory.
+ *
+ * @module
+ */
+
+import { isObject, isRequestId, type RequestId } from "../jsonrpc/message.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
+import type { TokenSource } from "../upstream/token_source.ts";
+
+/** Options of {@linkcode boundedFetch}. */
+export interface BoundedFetchOptions {
+  /** `Deno.createHttpClient({ caCerts, http1: true, http2: true })`. */
+  readonly client?: Deno.HttpClient;
+  /** The largest JSON body and the largest event of a stream. */
+  readonly maxResponseBytes: number;
+  /** The sign-in; without it a 401 or 403 goes to the transport. */
+  readonly tokenSource?: TokenSource;
+  /**
+   * The body of the response to the request `id` ended (`failure`
+   * undefined), or failed: over the limit, or cut off.
+   */
+  readonly onBodyEnd?: (id: RequestId, failure: UpstreamFailure | undefined) => void;
+  /** The fetch under it (tests). */
+  readonly fetch?: typeof fetch;
+}
+
+/** How many challenges one request answers before it is refused (as the modern link). */
+const MAX_CHALLENGES = 3;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** The essence of a media type, lower case. */
+export function mediaTypeOf(header: string | null): string {
+  return (header ?? "").split(";", 1)[0]!.trim().toLowerCase();
+}
+
+/** The id of a JSON-RPC request in the body of a POST, or undefined. */
+function requestIdOf(body: unknown): RequestId | undefined {
+  if (typeof body !== "string") return undefined;
+  try {
+    const message = JSON.parse(body);
+    if (!isObject(message) || typeof message.method !== "string") return undefined;
+    return isRequestId(message.id) ? message.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A stage that fails as soon as one message is over `limit` bytes: the whole
+ * body (`json`), or one event of a stream (the bytes between two blank lines).
+ */
+function limitStage(
+  kind: "json" | "sse",
+  limit: number,
+  failure: () => UpstreamFailure,
+): TransformStream<Uint8Array, Uint8Array> {
+  let size = 0;
+  let lineLength = 0;
+  let lastCR = false;
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (kind === "json") size += chunk.length;
+      else {
+        for (const byte of chunk) {
+          if (byte === LF && lastCR) {
+            lastCR = false;
+            continue;
+          }
+          lastCR = byte === CR;
+          if (byte === LF || byte === CR) {
+            // A blank line ends the event.
+            if (lineLength === 0) size = 0;
+            lineLength = 0;
+          } else {
+            lineLength++;
+            // Checked at each byte: the blank line after the event is often in the same chunk.
+            if (++size > limit) return controller.error(failure());
+          }
+        }
+      }
+      if (size > limit) controller.error(failure());
+      else controller.enqueue(chunk);
+    },
+  });
+}
+
+/** A 401 or 403 that no sign-in can answer, as the modern link reports it. */
+function refused(status: number): UpstreamFailure {
+  return new UpstreamFailure("sign_in", {
+    status,
+    signIn: { cause: "access_refused", detail: `HTTP status ${status}` },
+  });
+}
+
+/**
+ * The fetch of the SDK's transport. A failure that it throws is an
+ * {@linkcode UpstreamFailure} (it names no URL); the body of a response is
+ * bounded by {@linkcode BoundedFetchOptions.maxResponseBytes}.
+ */
+export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
+  const inner = options.fetch ?? fetch;
+  const limit = options.maxResponseBytes;
+  return async (input, init = {}) => {
+    const headers = new Headers(init.headers);
+    // No compression: the limit counts the bytes of the message.
+    headers.set("accept-encoding", "identity");
+    const signal = init.signal ?? new AbortController().signal;
+    const id = requestIdOf(init.body);
+    const source = options.tokenSource;
+    let response: Response;
+    for (let attempt = 1;; attempt++) {
+      const token = await source?.authorization(signal);
+      if (token !== undefined) headers.set("authorization", token);
+      const request = { ...init, headers, ...(options.client && { client: options.client }) };
+      response = await inner(input, request as RequestInit);
+      const status = response.status;
+      if ((status !== 401 && status !== 403) || !source) break;
+      const wwwAuthenticate = response.headers.get("www-authenticate") ?? undefined;
+      await response.body?.cancel().catch(() => {});
+      if (attempt >= MAX_CHALLENGES) throw refused(status);
+      let outcome;
+      try {
+        outcome = await source.challenge({ status, wwwAuthenticate }, attempt, signal);
+      } catch (error) {
+        if (error instanceof UpstreamFailure) throw error;
+        throw new UpstreamFailure("sign_in", { status, signIn: { cause: "sign_in_failed" } });
+      }
+      if (outcome !== "retry") throw refused(status);
+    }
+    return bounded(response, id, limit, options.onBodyEnd);
+  };
+}
+
+function bounded(
+  response: Response,
+  id: RequestId | undefined,
+  limit: number,
+  onBodyEnd: BoundedFetchOptions["onBodyEnd"],
+): Response {
+  const { status } = response;
+  const type = mediaTypeOf(response.headers.get("content-type"));
+  const body = response.body;
+  if (!body || (type !== "application/json" && type !== "text/event-stream")) return response;
+  const failure = () => new UpstreamFailure("invalid_response", { status });
+  const length = Number(response.headers.get("content-length") ?? NaN);
+  if (type === "application/json" && length > limit) {
+    body.cancel().catch(() => {});
+    throw failure();
+  }
+  const kind = type === "application/json" ? "json" : "sse";
+  const out = body.pipeThrough(limitStage(kind, limit, failure));
+  const watched = id !== undefined && onBodyEnd
+    ? watchEnd(out, (error) => {
+      // The stage's own failure, or a connection that dropped.
+      const failed = error === undefined || error instanceof UpstreamFailure
+        ? error
+        : new UpstreamFailure("transport_failed", { status });
+      onBodyEnd(id, failed);
+    })
+    : out;
+  return new Response(watched, {
+    status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
+/** The same stream, with a callback at its end: undefined, or the error of a read. */
+function watchEnd(
+  stream: ReadableStream<Uint8Array>,
+  onEnd: (error: unknown) => void,
+): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let read;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        onEnd(error);
+        controller.error(error);
+        return;
+      }
+      if (!read.done) return controller.enqueue(read.value);
+      onEnd(undefined);
+      controller.close();
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}

@@ -1,0 +1,60 @@
+/**
+ * The wiring of `--protocol auto` for main.ts: how an upstream server of
+ * revision 2025-11-25 is reached, from the same inputs as the modern link.
+ *
+ * @module
+ */
+
+import type { Connect } from "../upstream/link.ts";
+import type { TokenSource } from "../upstream/token_source.ts";
+import type { LegacyOptions } from "./auto.ts";
+import type { LegacyHttpOptions } from "./http_link.ts";
+import { olderHttpSign } from "./http_sign.ts";
+
+/** The usage lines of `--protocol`. */
+export const PROTOCOL_USAGE =
+  `  --protocol REVISION         2026-07-28, or auto: an upstream server of
+                              revision 2025-11-25 is served as it is
+                              (default: 2026-07-28)
+`;
+
+/** The parts of a URL upstream that the 2025-11-25 link needs (RemoteTarget of main.ts). */
+export interface LegacyRemote {
+  readonly url: URL;
+  readonly headers: readonly (readonly [string, string])[];
+  readonly caCerts?: readonly string[];
+  readonly maxResponseBytes: number;
+}
+
+/** What the 2025-11-25 link needs besides the target. */
+export interface LegacyConnectOptions {
+  readonly tokenSource?: TokenSource;
+  readonly debug?: (message: string) => void;
+}
+
+/**
+ * The `legacy` option of the front end: for a command, the command again
+ * (`spawn`, used only when the probe ended the child); for a URL, the link of
+ * the 2025-11-25 Streamable HTTP transport and the sign of its refused
+ * server/discover.
+ */
+export function legacyConnect(
+  remote: LegacyRemote | undefined,
+  spawn: Connect,
+  options: LegacyConnectOptions = {},
+): Pick<LegacyOptions, "connect" | "httpSign"> {
+  if (!remote) return { connect: spawn };
+  const http: LegacyHttpOptions = {
+    url: remote.url,
+    headers: remote.headers,
+    maxResponseBytes: remote.maxResponseBytes,
+    ...(remote.caCerts && { caCerts: remote.caCerts }),
+    ...(options.tokenSource && { tokenSource: options.tokenSource }),
+    ...(options.debug && { debug: options.debug }),
+  };
+  return {
+    // The v1 SDK's transport loads only for an older server at a URL.
+    connect: async () => (await import("./http_link.ts")).connectLegacyHttp(http),
+    httpSign: (signal) => olderHttpSign(http, signal),
+  };
+}

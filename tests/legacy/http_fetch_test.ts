@@ -1,0 +1,144 @@
+/** The fetch of the 2025-11-25 HTTP link: the limits, the sign-in headers and challenges. */
+
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
+import { boundedFetch } from "../../lib/legacy/http_fetch.ts";
+import { isOlderBody } from "../../lib/legacy/http_sign.ts";
+import { UpstreamFailure } from "../../lib/upstream/failure.ts";
+import type { TokenSource } from "../../lib/upstream/token_source.ts";
+
+const enc = new TextEncoder();
+const REQUEST = { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "m" }) };
+
+/** A body of `chunks`, then (without `end`) open for ever; counts the chunks read. */
+function body(chunks: string[], end = true) {
+  const state = { pulled: 0 };
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = chunks[state.pulled++];
+      if (chunk !== undefined) controller.enqueue(enc.encode(chunk));
+      else if (end) controller.close();
+      // else: never ends
+    },
+  });
+  return { stream, state };
+}
+
+function serving(response: () => Response, seen: Headers[] = []): typeof fetch {
+  return (_input, init) => {
+    seen.push(new Headers(init?.headers));
+    return Promise.resolve(response());
+  };
+}
+
+Deno.test("legacy fetch: a JSON body over the limit fails at once, unread, with its status", async () => {
+  // A Content-Length over the limit: nothing of the body is read.
+  const big = body(["x".repeat(100)]);
+  const byLength = boundedFetch({
+    maxResponseBytes: 50,
+    fetch: serving(() =>
+      new Response(big.stream, {
+        headers: { "content-type": "application/json", "content-length": "100" },
+      })
+    ),
+  });
+  await rejects(byLength("http://127.0.0.1/", REQUEST), (error) => {
+    ok(error instanceof UpstreamFailure);
+    strictEqual(error.kind, "invalid_response");
+    strictEqual(error.status, 200);
+    return true;
+  });
+  // Only the chunk that a ReadableStream pulls by itself when it is made.
+  ok(big.state.pulled <= 1);
+  // A body that never ends: the read fails as soon as it passes the limit.
+  const endless = body(["x".repeat(40), "y".repeat(40)], false);
+  const ends: unknown[] = [];
+  const streamed = boundedFetch({
+    maxResponseBytes: 50,
+    fetch: serving(() =>
+      new Response(endless.stream, { headers: { "content-type": "application/json" } })
+    ),
+    onBodyEnd: (id, failure) => ends.push([id, failure?.kind]),
+  });
+  const response = await streamed("http://127.0.0.1/", REQUEST);
+  await rejects(response.text(), (error) => error instanceof UpstreamFailure);
+  deepStrictEqual(ends, [[7, "invalid_response"]]);
+});
+
+Deno.test("legacy fetch: the limit of a stream is per event (LF, CRLF), not per body", async () => {
+  const event = (n: number, eol: string) => `data: ${"e".repeat(30)}${n}${eol}${eol}`;
+  const ends: unknown[] = [];
+  const fetchOf = (chunks: string[]) =>
+    boundedFetch({
+      maxResponseBytes: 40,
+      fetch: serving(() =>
+        new Response(body(chunks).stream, { headers: { "content-type": "text/event-stream" } })
+      ),
+      onBodyEnd: (id, failure) => ends.push([id, failure?.kind]),
+    });
+  const text = await (await fetchOf([event(1, "\n") + event(2, "\r\n"), event(3, "\r")])(
+    "http://127.0.0.1/",
+    REQUEST,
+  )).text();
+  ok(text.includes("e3"));
+  deepStrictEqual(ends, [[7, undefined]]);
+  // One event over the limit, its blank line in the same chunk.
+  const over = await fetchOf([`data: ${"o".repeat(60)}\n\n`])("http://127.0.0.1/", REQUEST);
+  await rejects(over.text(), (error) => error instanceof UpstreamFailure);
+  deepStrictEqual(ends[1], [7, "invalid_response"]);
+});
+
+Deno.test("legacy fetch: the token of the sign-in, a challenge answered once, a refusal", async () => {
+  const calls: string[] = [];
+  let token = "Bearer one";
+  const source: TokenSource = {
+    authorization: () => Promise.resolve(token),
+    challenge: (challenge, attempt) => {
+      calls.push(`${challenge.status}:${attempt}`);
+      if (attempt > 1) return Promise.resolve("refused");
+      token = "Bearer two";
+      return Promise.resolve("retry");
+    },
+    setUrlPrompt: () => {},
+    nextSignIn: () => Promise.resolve(),
+  };
+  const seen: Headers[] = [];
+  let status = 401;
+  const fetchFn = boundedFetch({
+    maxResponseBytes: 100,
+    tokenSource: source,
+    fetch: serving(() => {
+      const response = new Response("{}", {
+        status,
+        headers: { "content-type": "application/json" },
+      });
+      status = 200;
+      return response;
+    }, seen),
+  });
+  const response = await fetchFn("http://127.0.0.1/", { ...REQUEST, headers: { "x-key": "k" } });
+  strictEqual(response.status, 200);
+  deepStrictEqual(seen.map((h) => h.get("authorization")), ["Bearer one", "Bearer two"]);
+  ok(seen.every((h) => h.get("x-key") === "k" && h.get("accept-encoding") === "identity"));
+  deepStrictEqual(calls, ["401:1"]);
+  // Two challenges of one request: access_refused, with the status.
+  const always = boundedFetch({
+    maxResponseBytes: 100,
+    tokenSource: source,
+    fetch: serving(() => new Response(null, { status: 403 })),
+  });
+  await rejects(always("http://127.0.0.1/", REQUEST), (error) => {
+    ok(error instanceof UpstreamFailure);
+    strictEqual(error.kind, "sign_in");
+    strictEqual(error.signIn?.cause, "access_refused");
+    strictEqual(error.status, 403);
+    return true;
+  });
+});
+
+Deno.test("the sign of an older server: a JSON-RPC error body, or a body that asks for a session", () => {
+  ok(isOlderBody('{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}'));
+  ok(isOlderBody("Bad Request: No valid session ID provided"));
+  ok(isOlderBody("Mcp-Session-Id header is required"));
+  ok(!isOlderBody("<html>Not Found</html>"));
+  ok(!isOlderBody('{"error":"not found"}'));
+});

@@ -1,0 +1,235 @@
+/**
+ * `--protocol auto` in front of a raw server of revision 2025-11-25 at a URL
+ * (Deno.serve on 127.0.0.1): the sign of an older server, the session, the
+ * GET stream, the DELETE at the end, a 404 for the session, and
+ * `--max-response-bytes` on a JSON body and on one event of a stream.
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { UrlBridge } from "../fixtures/http_bridge.ts";
+import { serveRaw } from "../fixtures/http_upstream.ts";
+
+type Json = Record<string, unknown>;
+
+interface RawState {
+  mode: "sessions" | "html404";
+  expired: boolean;
+  gets: number;
+  deletes: Headers[];
+  posts: { headers: Headers; message: Json }[];
+}
+
+const SESSION = "sess-0123";
+const LIMIT = 2000;
+const enc = new TextEncoder();
+
+/**
+ * A body that sends `head` and then never ends: only the client can stop it
+ * (Deno cancels the stream when the connection goes).
+ */
+function endless(head: string): ReadableStream<Uint8Array> {
+  return new ReadableStream({ start: (controller) => controller.enqueue(enc.encode(head)) });
+}
+
+/** An SSE body of `events`; without `end` it stays open after them. */
+function sse(events: unknown[], end: boolean): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      for (const event of events) {
+        controller.enqueue(enc.encode(`event: message\ndata: ${JSON.stringify(event)}\n\n`));
+      }
+      if (end) controller.close();
+    },
+  });
+}
+
+function legacyServer(state: RawState) {
+  return serveRaw((request, body) => {
+    if (request.method === "GET") {
+      state.gets++;
+      return new Response(null, { status: 405 });
+    }
+    if (request.method === "DELETE") {
+      state.deletes.push(request.headers);
+      return new Response(null, { status: 200 });
+    }
+    const message = JSON.parse(body) as Json;
+    state.posts.push({ headers: request.headers, message });
+    const { id, method } = message;
+    const session = request.headers.get("mcp-session-id");
+    if (method !== "initialize" && session !== SESSION) {
+      if (state.mode === "html404") {
+        return new Response("<html>Not Found</html>", {
+          status: 404,
+          headers: { "content-type": "text/html" },
+        });
+      }
+      return Response.json({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Bad Request: Server not initialized" },
+        id: null,
+      }, { status: 400 });
+    }
+    if (method === "initialize") {
+      return Response.json({
+        jsonrpc: "2.0",
+        id,
+        result: {
+          protocolVersion: "2025-06-18",
+          capabilities: { tools: {} },
+          serverInfo: {
+            name: "raw-http",
+            version: "1",
+            icons: [{ src: "https://example.com/i.png" }, { src: "data:image/png;base64,AA==" }],
+          },
+        },
+      }, { headers: { "mcp-session-id": SESSION } });
+    }
+    if (state.expired) {
+      return Response.json({
+        jsonrpc: "2.0",
+        error: { code: -32001, message: "Session not found" },
+        id: null,
+      }, { status: 404 });
+    }
+    if (id === undefined) return new Response(null, { status: 202 });
+    const name = (message.params as Json).name;
+    const result = (text: string) => ({
+      jsonrpc: "2.0",
+      id,
+      result: { content: [{ type: "text", text }] },
+    });
+    const stream = { headers: { "content-type": "text/event-stream" } };
+    switch (name) {
+      case "big": {
+        const head = JSON.stringify(result("x".repeat(LIMIT * 2))).slice(0, LIMIT + 500);
+        return new Response(endless(head), {
+          headers: { "content-type": "application/json" },
+        });
+      }
+      case "big_event":
+        return new Response(sse([result("y".repeat(LIMIT * 2))], false), stream);
+      case "events": {
+        // Each event under the limit, together over it.
+        const progress = (n: number) => ({
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: "z".repeat(LIMIT / 2) + n },
+        });
+        return new Response(
+          sse([progress(1), progress(2), result("done")], true),
+          stream,
+        );
+      }
+      case "cut":
+        return new Response(sse([], true), stream);
+      case "expire":
+        state.expired = true;
+        return Response.json(result("expired"));
+      default:
+        return Response.json(result(`called ${name}`));
+    }
+  });
+}
+
+function newState(mode: RawState["mode"] = "sessions"): RawState {
+  return { mode, expired: false, gets: 0, deletes: [], posts: [] };
+}
+
+async function call(bridge: UrlBridge, id: string, name: string) {
+  await bridge.request(id, "tools/call", { name, arguments: {} });
+  return await bridge.response(id);
+}
+
+const causeOf = (response: Json) => (response.error as { data: Json } | undefined)?.data;
+
+Deno.test("pass-through over HTTP: session, protocol version, GET stream, limits, DELETE at the end", async () => {
+  const state = newState();
+  await using upstream = legacyServer(state);
+  await using bridge = new UrlBridge(
+    [
+      "--protocol",
+      "auto",
+      "--max-response-bytes",
+      String(LIMIT),
+      "--header-env",
+      "X-Key=KEY",
+      upstream.url,
+    ],
+    { KEY: "key-value" },
+  );
+  const init = await bridge.initialize({ roots: {} });
+  // The icon rule of a remote upstream: only the data: icon.
+  deepStrictEqual(init.result, {
+    protocolVersion: "2025-06-18",
+    capabilities: { tools: {} },
+    serverInfo: { name: "raw-http", version: "1", icons: [{ src: "data:image/png;base64,AA==" }] },
+  });
+  await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  deepStrictEqual((await call(bridge, "c-1", "echo")).result, {
+    content: [{ type: "text", text: "called echo" }],
+  });
+  // The GET stream was asked for after initialized; 405 is a server without one.
+  ok(state.gets >= 1);
+
+  // A JSON body over the limit fails at once, though the body never ends.
+  const big = await call(bridge, "c-2", "big");
+  deepStrictEqual(causeOf(big), { cause: "invalid_response", detail: "HTTP status 200" });
+  // One event over the limit fails the request at once too.
+  const bigEvent = await call(bridge, "c-3", "big_event");
+  deepStrictEqual(causeOf(bigEvent), { cause: "invalid_response", detail: "HTTP status 200" });
+  // The limit is per event: events under it pass, together over it.
+  const events = await call(bridge, "c-4", "events");
+  deepStrictEqual(events.result, { content: [{ type: "text", text: "done" }] });
+  strictEqual(bridge.queued.filter((m) => m.method === "notifications/message").length, 2);
+  // A stream that ends without the response.
+  strictEqual(causeOf(await call(bridge, "c-5", "cut"))?.cause, "transport_failed");
+  // The link goes on after each failure.
+  ok((await call(bridge, "c-6", "echo")).result);
+  strictEqual(await bridge.exit(), 0);
+
+  // The sign: a refused server/discover, looked at once more; then initialize without a session.
+  const methods = state.posts.map((p) => p.message.method ?? "response");
+  deepStrictEqual(methods.slice(0, 3), ["server/discover", "server/discover", "initialize"]);
+  strictEqual(state.posts[2]!.headers.get("mcp-session-id"), null);
+  for (const post of state.posts.slice(3)) {
+    strictEqual(post.headers.get("mcp-session-id"), SESSION);
+    strictEqual(post.headers.get("mcp-protocol-version"), "2025-06-18");
+    strictEqual(post.headers.get("x-key"), "key-value");
+    strictEqual(post.headers.get("accept-encoding"), "identity");
+  }
+  // The params of initialize: the client's, less tasks.
+  deepStrictEqual(state.posts[2]!.message.params, {
+    protocolVersion: "2025-11-25",
+    capabilities: { roots: {} },
+    clientInfo: { name: "raw-test", version: "1" },
+  });
+  // The DELETE of the session at the end of the input.
+  strictEqual(state.deletes.length, 1);
+  strictEqual(state.deletes[0]!.get("mcp-session-id"), SESSION);
+  ok(!bridge.stderr.includes(upstream.url), "the URL is never logged");
+});
+
+Deno.test("pass-through over HTTP: a 404 for the session fails the requests with closed", async () => {
+  const state = newState();
+  await using upstream = legacyServer(state);
+  await using bridge = new UrlBridge(["--protocol", "auto", upstream.url]);
+  await bridge.initialize({});
+  await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  ok((await call(bridge, "c-1", "expire")).result);
+  strictEqual(causeOf(await call(bridge, "c-2", "echo"))?.cause, "closed");
+  // Each later request too: the bridge does not initialize again behind the client.
+  strictEqual(causeOf(await call(bridge, "c-3", "echo"))?.cause, "closed");
+  strictEqual(state.posts.filter((p) => p.message.method === "initialize").length, 1);
+  strictEqual(await bridge.exit(), 1);
+});
+
+Deno.test("auto over HTTP: a 404 whose body is not JSON-RPC and asks for no session stays discover_failed", async () => {
+  const state = newState("html404");
+  await using upstream = legacyServer(state);
+  await using bridge = new UrlBridge(["--protocol", "auto", upstream.url]);
+  const init = await bridge.initialize({});
+  deepStrictEqual(causeOf(init), { cause: "discover_failed", detail: "HTTP status 404" });
+  strictEqual(state.posts.filter((p) => p.message.method === "initialize").length, 0);
+  strictEqual(await bridge.exit(), 0);
+});

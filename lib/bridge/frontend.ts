@@ -82,7 +82,7 @@ export interface FrontendOptions {
    * `--protocol auto` (LEGACY.md): how an upstream server of revision
    * 2025-11-25 is reached. Without it, only revision 2026-07-28.
    */
-  readonly legacy?: Pick<LegacyOptions, "connect" | "httpSign">;
+  readonly legacy?: Pick<LegacyOptions, "connect">;
 }
 
 /** The front end of one connection. */

@@ -51,6 +51,25 @@ export function isOlderStdio(error: unknown): boolean {
 /** The statuses of a failed server/discover of an HTTP upstream that may show an older server. */
 const OLDER_HTTP_STATUSES: ReadonlySet<number> = new Set([400, 404]);
 
+/**
+ * The sign of an older server at a URL: server/discover got a 400 or 404
+ * whose body is a JSON-RPC error or asks for a session. The HTTP link reads
+ * that body once (`errorBody` of the failure): no second request is sent.
+ *
+ * @example
+ * ```ts
+ * import { isOlderHttp } from "./auto.ts";
+ * import { UpstreamFailure } from "../upstream/failure.ts";
+ * const failure = new UpstreamFailure("transport_failed", { status: 400, errorBody: "jsonrpc_error" });
+ * if (!isOlderHttp(failure)) throw new Error();
+ * if (isOlderHttp(new UpstreamFailure("transport_failed", { status: 404 }))) throw new Error();
+ * ```
+ */
+export function isOlderHttp(error: unknown): boolean {
+  if (!(error instanceof UpstreamFailure) || error.status === undefined) return false;
+  return OLDER_HTTP_STATUSES.has(error.status) && error.errorBody !== undefined;
+}
+
 /** How the pass-through reaches an upstream server of revision 2025-11-25. */
 export interface LegacyOptions {
   /**
@@ -58,11 +77,6 @@ export interface LegacyOptions {
    * of the 2025-11-25 Streamable HTTP transport (HTTP).
    */
   readonly connect: Connect;
-  /**
-   * HTTP only: a second look at the refused server/discover, true when the
-   * body of its 400 or 404 is a JSON-RPC error or asks for a session.
-   */
-  readonly httpSign?: (signal: AbortSignal) => Promise<boolean>;
   /** The pass-through that takes the upstream client. */
   readonly passthrough: PassThrough;
   /** The params of the client's initialize. */
@@ -91,11 +105,7 @@ export function legacyFallback(legacy: LegacyOptions): Fallback {
   return async (error, probed, options) => {
     const remote = probed.link.isRemote;
     if (remote) {
-      const status = error instanceof UpstreamFailure ? error.status : undefined;
-      if (status === undefined || !OLDER_HTTP_STATUSES.has(status) || !legacy.httpSign) {
-        return undefined;
-      }
-      if (!await legacy.httpSign(options.signal).catch(() => false)) return undefined;
+      if (!isOlderHttp(error)) return undefined;
     } else if (!isOlderStdio(error)) return undefined;
     const { log, signal, discoverTimeoutMs } = options;
     const params = legacyInitializeParams(legacy.params);

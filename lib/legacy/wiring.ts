@@ -9,7 +9,6 @@ import type { Connect } from "../upstream/link.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
 import type { LegacyOptions } from "./auto.ts";
 import type { LegacyHttpOptions } from "./http_link.ts";
-import { olderHttpSign } from "./http_sign.ts";
 
 /** The usage lines of `--protocol`. */
 export const PROTOCOL_USAGE =
@@ -35,14 +34,13 @@ export interface LegacyConnectOptions {
 /**
  * The `legacy` option of the front end: for a command, the command again
  * (`spawn`, used only when the probe ended the child); for a URL, the link of
- * the 2025-11-25 Streamable HTTP transport and the sign of its refused
- * server/discover.
+ * the 2025-11-25 Streamable HTTP transport.
  */
 export function legacyConnect(
   remote: LegacyRemote | undefined,
   spawn: Connect,
   options: LegacyConnectOptions = {},
-): Pick<LegacyOptions, "connect" | "httpSign"> {
+): Pick<LegacyOptions, "connect"> {
   if (!remote) return { connect: spawn };
   const http: LegacyHttpOptions = {
     url: remote.url,
@@ -55,6 +53,5 @@ export function legacyConnect(
   return {
     // The v1 SDK's transport loads only for an older server at a URL.
     connect: async () => (await import("./http_link.ts")).connectLegacyHttp(http),
-    httpSign: (signal) => olderHttpSign(http, signal),
   };
 }

@@ -42,6 +42,9 @@ export interface SignInFailureInfo {
   readonly placeholders?: Readonly<Record<string, string | number>>;
 }
 
+/** What the body of a failed HTTP request showed (see {@linkcode FailureFacts.errorBody}). */
+export type ErrorBody = "jsonrpc_error" | "asks_for_session";
+
 /** Facts of a failure beyond its kind. */
 export interface FailureFacts {
   /** The upstream error object of an `rpc` failure. */
@@ -53,6 +56,12 @@ export interface FailureFacts {
    * one short line (the upstream's own words, for `data.detail`).
    */
   readonly upstreamMessage?: string;
+  /**
+   * What the body of a failed HTTP request showed: a JSON-RPC error object,
+   * or a text that asks for a session (the signs of a server of revision
+   * 2025-11-25 to `--protocol auto`).
+   */
+  readonly errorBody?: ErrorBody;
   /** The cause of a failed sign-in. */
   readonly signIn?: SignInFailureInfo;
 }
@@ -73,6 +82,7 @@ export class UpstreamFailure extends Error {
   readonly error: ErrorObject | undefined;
   readonly status: number | undefined;
   readonly upstreamMessage: string | undefined;
+  readonly errorBody: ErrorBody | undefined;
   readonly signIn: SignInFailureInfo | undefined;
 
   constructor(kind: FailureKind, facts: FailureFacts = {}) {
@@ -88,6 +98,7 @@ export class UpstreamFailure extends Error {
     this.error = facts.error;
     this.status = facts.status;
     this.upstreamMessage = facts.upstreamMessage;
+    this.errorBody = facts.errorBody;
     this.signIn = facts.signIn;
   }
 }

@@ -14,9 +14,9 @@
 import { scanIdFromHead } from "../jsonrpc/id_scan.ts";
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import { decodeUpstream } from "./decode.ts";
-import { UpstreamFailure } from "./failure.ts";
+import { type ErrorBody, UpstreamFailure } from "./failure.ts";
 import { HEADER_MISMATCH } from "./http_headers.ts";
-import { readEvents, readJsonBody } from "./sse.ts";
+import { readBounded, readEvents, readJsonBody, TooLargeError } from "./sse.ts";
 
 /** The bytes of an error body that are read for its message. */
 const ERROR_BODY_BYTES = 64 * 1024;
@@ -71,6 +71,61 @@ export function errorMessageOf(message: JsonObject | undefined): string | undefi
   return line.length > MAX_MESSAGE_CHARS ? `${line.slice(0, MAX_MESSAGE_CHARS)}...` : line;
 }
 
+/** What the body of an error status holds: its message, and the sign it shows. */
+interface ErrorBodyFacts {
+  readonly message?: JsonObject;
+  readonly sign?: ErrorBody;
+}
+
+/**
+ * The sign of the body of an error status: a JSON-RPC error object, or a
+ * text that asks for a session. A server of revision 2025-11-25 answers
+ * server/discover so (`--protocol auto` reads it; no second request is
+ * needed).
+ *
+ * @example
+ * ```ts
+ * import { errorBodySign } from "./http_response.ts";
+ * const json = '{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}';
+ * if (errorBodySign(json) !== "jsonrpc_error") throw new Error();
+ * if (errorBodySign("Mcp-Session-Id header is required") !== "asks_for_session") throw new Error();
+ * if (errorBodySign("<html>Not Found</html>") !== undefined) throw new Error();
+ * ```
+ */
+export function errorBodySign(text: string): ErrorBody | undefined {
+  try {
+    const value = JSON.parse(text);
+    if (isObject(value) && isObject(value.error) && typeof value.error.code === "number") {
+      return "jsonrpc_error";
+    }
+  } catch {
+    // not JSON: the text may still ask for a session
+  }
+  return /\bsession\b/i.test(text) ? "asks_for_session" : undefined;
+}
+
+/** Reads at most {@linkcode ERROR_BODY_BYTES} of the body of an error status. */
+async function readErrorBody(
+  response: Response,
+  type: string | undefined,
+): Promise<ErrorBodyFacts> {
+  const body = response.body;
+  if (!body || (type !== "application/json" && !type?.startsWith("text/"))) {
+    await body?.cancel().catch(() => {});
+    return {};
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBounded(body, ERROR_BODY_BYTES);
+  } catch (error) {
+    if (error instanceof TooLargeError) return {};
+    throw error;
+  }
+  const sign = errorBodySign(new TextDecoder().decode(bytes));
+  const message = type === "application/json" ? decodeUpstream(bytes) : undefined;
+  return { ...(message && { message }), ...(sign && { sign }) };
+}
+
 /** What {@linkcode readRequestResponse} reads for, and where its messages go. */
 export interface RequestResponseOptions {
   /** The id of the request of this exchange. */
@@ -101,25 +156,25 @@ export async function readRequestResponse(
   const status = response.status;
   const type = mediaType(response.headers.get("content-type"));
   if (status < 200 || status > 299 || status === 202) {
-    let upstreamMessage: string | undefined;
-    if (type === "application/json" && status !== 202) {
-      const message = decodeUpstream(
-        await readJsonBody(response, Math.min(limit, ERROR_BODY_BYTES)),
-      );
-      if (status === 400 && message && isResponseOf(message, id)) {
-        // Revision 2026-07-28 answers a request that it refuses with a 400
-        // and the JSON-RPC error of that request: the error goes on.
-        const error = isObject(message.error) ? message.error : undefined;
-        if (options.mayRetry && error?.code === HEADER_MISMATCH) return "header_mismatch";
-        await options.deliver(message);
-        return "done";
-      }
-      upstreamMessage = errorMessageOf(message);
-    } else await response.body?.cancel().catch(() => {});
     const ok = status >= 200 && status <= 299;
-    throw new UpstreamFailure(ok ? "invalid_response" : "transport_failed", {
+    if (ok) {
+      await response.body?.cancel().catch(() => {});
+      throw new UpstreamFailure("invalid_response", { status });
+    }
+    const body = await readErrorBody(response, type);
+    if (status === 400 && body.message && isResponseOf(body.message, id)) {
+      // Revision 2026-07-28 answers a request that it refuses with a 400
+      // and the JSON-RPC error of that request: the error goes on.
+      const error = isObject(body.message.error) ? body.message.error : undefined;
+      if (options.mayRetry && error?.code === HEADER_MISMATCH) return "header_mismatch";
+      await options.deliver(body.message);
+      return "done";
+    }
+    const upstreamMessage = errorMessageOf(body.message);
+    throw new UpstreamFailure("transport_failed", {
       status,
       ...(upstreamMessage !== undefined && { upstreamMessage }),
+      ...(body.sign && { errorBody: body.sign }),
     });
   }
   if (type === "application/json") {

@@ -2,7 +2,7 @@
 
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { boundedFetch } from "../../lib/legacy/http_fetch.ts";
-import { isOlderBody } from "../../lib/legacy/http_sign.ts";
+import { errorBodySign } from "../../lib/upstream/http_response.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { TokenSource } from "../../lib/upstream/token_source.ts";
 
@@ -136,9 +136,9 @@ Deno.test("legacy fetch: the token of the sign-in, a challenge answered once, a 
 });
 
 Deno.test("the sign of an older server: a JSON-RPC error body, or a body that asks for a session", () => {
-  ok(isOlderBody('{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}'));
-  ok(isOlderBody("Bad Request: No valid session ID provided"));
-  ok(isOlderBody("Mcp-Session-Id header is required"));
-  ok(!isOlderBody("<html>Not Found</html>"));
-  ok(!isOlderBody('{"error":"not found"}'));
+  ok(errorBodySign('{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}'));
+  ok(errorBodySign("Bad Request: No valid session ID provided"));
+  ok(errorBodySign("Mcp-Session-Id header is required"));
+  ok(!errorBodySign("<html>Not Found</html>"));
+  ok(!errorBodySign('{"error":"not found"}'));
 });

@@ -1,7 +1,8 @@
 /**
  * The fetch that the 2025-11-25 Streamable HTTP link gives the SDK's
- * transport: Deno's fetch with the bridge's HTTP client (`--ca-file`, HTTP/1.1
- * and HTTP/2, the proxy variables), the headers of the sign-in, and
+ * transport: the fetch of the link's HTTP clients (`linkFetch` of
+ * `upstream/post_transport.ts`: `--ca-file`, HTTP/2 or HTTP/1.1 without
+ * reuse, the proxy variables), the headers of the sign-in, and
  * `--max-response-bytes`: a JSON body, or one event of a stream, over the
  * limit fails at once, without the rest of the body in memory.
  *
@@ -14,8 +15,6 @@ import type { TokenSource } from "../upstream/token_source.ts";
 
 /** Options of {@linkcode boundedFetch}. */
 export interface BoundedFetchOptions {
-  /** `Deno.createHttpClient({ caCerts, http1: true, http2: true })`. */
-  readonly client?: Deno.HttpClient;
   /** The largest JSON body and the largest event of a stream. */
   readonly maxResponseBytes: number;
   /** The sign-in; without it a 401 or 403 goes to the transport. */
@@ -117,7 +116,7 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
     for (let attempt = 1;; attempt++) {
       const token = await source?.authorization(signal);
       if (token !== undefined) headers.set("authorization", token);
-      const request = { ...init, headers, ...(options.client && { client: options.client }) };
+      const request = { ...init, headers };
       response = await inner(input, request as RequestInit);
       const status = response.status;
       if ((status !== 401 && status !== 403) || !source) break;

@@ -25,6 +25,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type LinkFetch, linkFetch } from "../upstream/post_transport.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import {
   idKey,
@@ -83,7 +84,8 @@ class LegacyHttpLink implements UpstreamLink {
   readonly nextSignIn?: () => Promise<void>;
   #end!: (end: LinkEnd) => void;
   readonly #transport: StreamableHTTPClientTransport;
-  readonly #client: Deno.HttpClient | undefined;
+  /** The HTTP clients of the link (`linkFetch`: HTTP/2, or HTTP/1.1 without reuse). */
+  readonly #http: LinkFetch;
   readonly #debug: (message: string) => void;
   #sink: FrameSink | undefined;
   #early: UpstreamFrame[] = [];
@@ -98,16 +100,16 @@ class LegacyHttpLink implements UpstreamLink {
     this.#debug = options.debug ?? (() => {});
     const source = options.tokenSource;
     if (source) this.nextSignIn = () => source.nextSignIn();
-    this.#client = Deno.createHttpClient({
-      ...(options.caCerts && { caCerts: [...options.caCerts] }),
-      http1: true,
-      http2: true,
+    this.#http = linkFetch({
+      ...(options.caCerts && { caCerts: options.caCerts }),
+      ...(options.debug && { debug: options.debug }),
     });
+    const http = this.#http;
     const fetchFn = boundedFetch({
-      client: this.#client,
       maxResponseBytes: options.maxResponseBytes,
       ...(source && { tokenSource: source }),
-      ...(options.fetch && { fetch: options.fetch }),
+      fetch: options.fetch ??
+        ((input, init) => http.fetch(input instanceof Request ? input.url : input, init ?? {})),
       onBodyEnd: (id, failure) => this.#bodyEnd(id, failure),
     });
     this.#transport = new StreamableHTTPClientTransport(options.url, {
@@ -209,7 +211,7 @@ class LegacyHttpLink implements UpstreamLink {
     if (this.#closing) return;
     this.#closing = this.#transport.close().catch(() => {}).finally(() => {
       this.#closed = true;
-      this.#client?.close();
+      this.#http.close();
       this.#end({ kind: "closed" });
     });
   }
@@ -220,7 +222,7 @@ class LegacyHttpLink implements UpstreamLink {
       // The DELETE of the session (a 405 is a server that keeps it), with a deadline.
       await withDeadline(this.#transport.terminateSession(), DELETE_GRACE_MS);
       await this.#transport.close().catch(() => {});
-      this.#client?.close();
+      this.#http.close();
       this.#end({ kind: "closed" });
     })();
     return this.#closing;

@@ -53,9 +53,68 @@ function refusedHttp2(error: unknown): boolean {
   return false;
 }
 
+/** A fetch of the link's HTTP clients, and the close of their connections. */
+export interface LinkFetch {
+  /** fetch with the client that the URL and the server call for (see the module). */
+  fetch(input: URL | string, init: RequestInit): Promise<Response>;
+  /** Ends every connection of the clients. */
+  close(): void;
+}
+
 /**
- * The transport of a link: fetch with HTTP clients of its own, which
- * {@linkcode PostTransport.close} closes (and with them every connection).
+ * The fetch of a link, for every method (the 2025-11-25 transport of
+ * `--protocol auto` also sends GET and DELETE): HTTP/2 for an `https:` URL,
+ * HTTP/1.1 with a connection per request for `http:` and for a server that
+ * refuses HTTP/2.
+ *
+ * @example
+ * ```ts
+ * import { linkFetch } from "./post_transport.ts";
+ * const link = linkFetch();
+ * link.close();
+ * ```
+ */
+export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
+  const caCerts = options.caCerts && { caCerts: [...options.caCerts] };
+  let http2: Deno.HttpClient | undefined;
+  let http1: Deno.HttpClient | undefined;
+  /** The server refused HTTP/2: every later request goes over HTTP/1.1. */
+  let http1Only = false;
+  let closed = false;
+  const http1Client = () =>
+    http1 ??= Deno.createHttpClient({
+      ...caCerts,
+      http1: true,
+      http2: false,
+      poolMaxIdlePerHost: 0,
+    });
+  return {
+    async fetch(input, init) {
+      const url = input instanceof URL ? input : new URL(input);
+      if (url.protocol === "https:" && !http1Only) {
+        http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
+        try {
+          return await fetch(url, { ...init, client: http2 });
+        } catch (error) {
+          if (!refusedHttp2(error)) throw error;
+          if (!http1Only) options.debug?.("the upstream server refused HTTP/2; using HTTP/1.1");
+          http1Only = true;
+        }
+      }
+      return await fetch(url, { ...init, client: http1Client() });
+    },
+    close: () => {
+      if (closed) return;
+      closed = true;
+      http2?.close();
+      http1?.close();
+    },
+  };
+}
+
+/**
+ * The transport of the HTTP link: POSTs through {@linkcode linkFetch},
+ * whose clients {@linkcode PostTransport.close} closes.
  *
  * @example
  * ```ts
@@ -65,47 +124,16 @@ function refusedHttp2(error: unknown): boolean {
  * ```
  */
 export function fetchTransport(options: FetchTransportOptions = {}): PostTransport {
-  const caCerts = options.caCerts && { caCerts: [...options.caCerts] };
-  let http2: Deno.HttpClient | undefined;
-  let http1: Deno.HttpClient | undefined;
-  /** The server refused HTTP/2: every later POST goes over HTTP/1.1. */
-  let http1Only = false;
-  let closed = false;
-  const send = (url: URL, init: PostInit, client: Deno.HttpClient) =>
-    fetch(url, {
-      method: "POST",
-      headers: init.headers as [string, string][],
-      body: init.body,
-      signal: init.signal,
-      redirect: "manual",
-      client,
-    });
-  const http1Client = () =>
-    http1 ??= Deno.createHttpClient({
-      ...caCerts,
-      http1: true,
-      http2: false,
-      poolMaxIdlePerHost: 0,
-    });
+  const link = linkFetch(options);
   return {
-    async post(url, init) {
-      if (url.protocol === "https:" && !http1Only) {
-        http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
-        try {
-          return await send(url, init, http2);
-        } catch (error) {
-          if (!refusedHttp2(error)) throw error;
-          if (!http1Only) options.debug?.("the upstream server refused HTTP/2; using HTTP/1.1");
-          http1Only = true;
-        }
-      }
-      return await send(url, init, http1Client());
-    },
-    close: () => {
-      if (closed) return;
-      closed = true;
-      http2?.close();
-      http1?.close();
-    },
+    post: (url, init) =>
+      link.fetch(url, {
+        method: "POST",
+        headers: init.headers as [string, string][],
+        body: init.body,
+        signal: init.signal,
+        redirect: "manual",
+      }),
+    close: () => link.close(),
   };
 }

@@ -6,45 +6,17 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
 import type { Logger } from "../bridge/log.ts";
-import { usageReason } from "../usage.ts";
 import { issuerMetadata } from "./discovery.ts";
 import { SignInHttp } from "./sign_in_fetch.ts";
 import { isSignInFailure } from "./failures.ts";
-import { AuthOptionError, openStore } from "./options.ts";
+import { openStore } from "./options.ts";
 import type { ServerEntry } from "./store.ts";
 
 /** What `logout` was asked. */
 export interface LogoutCommand {
   readonly url: string;
   readonly tokenStore?: string;
-}
-
-/**
- * Parses the arguments after `logout`.
- *
- * @example
- * ```ts
- * import { parseLogout } from "./logout.ts";
- * const command = parseLogout(["https://mcp.example/mcp", "--token-store", "/tmp/store"]);
- * if (command.tokenStore !== "/tmp/store") throw new Error();
- * ```
- */
-export function parseLogout(argv: readonly string[]): LogoutCommand {
-  const options = { "token-store": { type: "string" } } as const;
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
-  } catch (error) {
-    throw new AuthOptionError(usageReason(error, argv, options));
-  }
-  const [url, ...rest] = parsed.positionals;
-  if (url === undefined) throw new AuthOptionError("logout needs the URL of the server");
-  if (rest.length > 0) throw new AuthOptionError("logout takes one URL");
-  if (!URL.canParse(url)) throw new AuthOptionError("logout needs the URL of the server");
-  const store = parsed.values["token-store"];
-  return { url: new URL(url).href, ...(store !== undefined && { tokenStore: store }) };
 }
 
 /** The time limit of the requests of a logout. */
@@ -122,29 +94,4 @@ export async function runLogout(
       : "the store has no sign-in for this server",
   );
   return 0;
-}
-
-/**
- * The `logout` subcommand for `main.ts`: its exit code, or undefined when
- * `argv` is not `logout ...`. Invalid arguments and a store that does not
- * open are exit 2, with the reason and `usage` on stderr.
- */
-export async function logoutMain(
-  argv: readonly string[],
-  log: Logger,
-  usage: string,
-): Promise<number | undefined> {
-  if (argv[0] !== "logout") return undefined;
-  try {
-    return await runLogout(parseLogout(argv.slice(1)), log);
-  } catch (error) {
-    if (!(error instanceof AuthOptionError)) throw error;
-    log.error(error.message);
-    try {
-      Deno.stderr.writeSync(new TextEncoder().encode(usage));
-    } catch {
-      // stderr is closed.
-    }
-    return 2;
-  }
 }

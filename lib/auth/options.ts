@@ -1,7 +1,6 @@
 /**
- * The sign-in options of the command line, for `main.ts`: their `parseArgs`
- * descriptors, their usage lines, their checks and the token source they
- * make. A value that is not valid is an `AuthOptionError` (exit 2), and so
+ * The sign-in options of the command line (`cli/` parses them): their
+ * checks and the token source they make. A value that is not valid is an `AuthOptionError` (exit 2), and so
  * is a token store that does not open.
  *
  * @module
@@ -14,39 +13,21 @@ import type { SignIn } from "./sign_in.ts";
 import { linkFetch } from "./sign_in_fetch.ts";
 import { defaultStoreDir, StoreError, TokenStore } from "./store.ts";
 
-/** The `parseArgs` options of the sign-in. */
-export const AUTH_OPTIONS = {
-  "sign-in-timeout": { type: "string" },
-  "redirect-port": { type: "string" },
-  "no-browser": { type: "boolean" },
-  "client-id": { type: "string" },
-  "client-issuer": { type: "string" },
-  "client-secret-env": { type: "string" },
-  "client-metadata-url": { type: "string" },
-  "token-store": { type: "string" },
-} as const;
-
-/** The usage lines of the sign-in options. */
-export const AUTH_USAGE = `Sign-in options (an upstream at a URL):
-  --sign-in-timeout SECONDS   The time limit of one sign-in (default: 300)
-  --redirect-port PORT        The port of http://127.0.0.1:PORT/callback
-                              (default: a port derived from the URL)
-  --no-browser                Never start a browser: open the URL of the log line
-  --client-id ID              A client registered by hand at the authorization server
-  --client-issuer URL         The issuer of --client-id (needed with it)
-  --client-secret-env VAR     The variable that holds the secret of --client-id
-  --client-metadata-url URL   A client ID metadata document to use as the client ID
-  --token-store DIR           Where tokens and clients live
-                              (default: the config directory, mcp-bridge-vscode/)
-
-Login (outside VS Code's sandbox; then a bridge with SANDBOX_RUNTIME=1 uses the tokens):
-  mcp-bridge-vscode login URL [sign-in options] [--ca-file PATH] [--header-env ...]
-                              Sign in now and store the tokens of URL
-
-Logout:
-  mcp-bridge-vscode logout URL [--token-store DIR]
-                              Forget (and revoke) the tokens and the client of URL
-`;
+/**
+ * The names of the sign-in options that {@linkcode readAuthOptions} reads
+ * (the table of `cli/flags.ts` gives their kinds and help; a test checks
+ * that the two agree).
+ */
+export const SIGN_IN_OPTIONS = [
+  "sign-in-timeout",
+  "redirect-port",
+  "no-browser",
+  "client-id",
+  "client-issuer",
+  "client-secret-env",
+  "client-metadata-url",
+  "token-store",
+] as const;
 
 /** A sign-in option that is not valid; the message is one line and names no value of a secret. */
 export class AuthOptionError extends Error {
@@ -75,7 +56,7 @@ export function authSettingsOf(
   values: Record<string, unknown>,
   remote: { readonly headers: readonly (readonly [string, string])[] } | undefined,
 ): AuthSettings | undefined {
-  const given = Object.keys(AUTH_OPTIONS).find((name) => values[name] !== undefined);
+  const given = SIGN_IN_OPTIONS.find((name) => values[name] !== undefined);
   if (remote === undefined) {
     if (given !== undefined) {
       throw new AuthOptionError(`--${given} needs an upstream server at a URL`);

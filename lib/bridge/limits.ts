@@ -103,7 +103,7 @@ export interface LimitFlag {
 }
 
 /**
- * The limit flags of the command line: `main.ts` parses them, `--help`
+ * The limit flags of the command line: `cli/command_line.ts` parses them, `--help`
  * shows them and the tests walk them, all from this table.
  */
 export const LIMIT_FLAGS: readonly LimitFlag[] = Object.freeze([
@@ -171,41 +171,10 @@ export const LIMIT_FLAGS: readonly LimitFlag[] = Object.freeze([
 /** The longest time a timer can wait (2^31 - 1 ms); a longer one would fire at once. */
 export const MAX_LIMIT_MS = 2 ** 31 - 1;
 
-const WORD: Record<LimitUnit, string> = { seconds: "SECONDS", bytes: "BYTES", count: "N" };
-
 /** The default of a flag as `--help` writes it: seconds, or the number. */
 export function limitFlagDefault(entry: LimitFlag, limits: Limits = DEFAULT_LIMITS): string {
   const value = limits[entry.keys[0]];
   return entry.unit === "seconds" ? String(value / SECOND) : String(value);
-}
-
-/** The `parseArgs` options of the limit flags. */
-export function limitFlagOptions(): Record<string, { type: "string" }> {
-  return Object.fromEntries(LIMIT_FLAGS.map((entry) => [entry.flag.slice(2), { type: "string" }]));
-}
-
-/** The `--help` lines of the limit flags, with their defaults, wrapped at 80 columns. */
-export function limitFlagsUsage(): string {
-  const column = 30;
-  const width = 80;
-  const lines: string[] = [];
-  for (const entry of LIMIT_FLAGS) {
-    // The default stays on one line with its value.
-    const words = [...entry.help.split(" "), `(default: ${limitFlagDefault(entry)})`];
-    let line = `  ${entry.flag} ${WORD[entry.unit]}`.padEnd(column);
-    let empty = true;
-    for (const word of words) {
-      if (!empty && line.length + 1 + word.length > width) {
-        lines.push(line);
-        line = " ".repeat(column);
-        empty = true;
-      }
-      line += empty ? word : ` ${word}`;
-      empty = false;
-    }
-    lines.push(line);
-  }
-  return lines.join("\n") + "\n";
 }
 
 /** The limits of a command line, or the one-line reason why a value is not valid. */

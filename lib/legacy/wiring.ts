@@ -10,13 +10,6 @@ import type { TokenSource } from "../upstream/token_source.ts";
 import type { LegacyOptions } from "./auto.ts";
 import type { LegacyHttpOptions } from "./http_link.ts";
 
-/** The usage lines of `--protocol`. */
-export const PROTOCOL_USAGE =
-  `  --protocol REVISION         2026-07-28, or auto: an upstream server of
-                              revision 2025-11-25 is served as it is
-                              (default: 2026-07-28)
-`;
-
 /** The parts of a URL upstream that the 2025-11-25 link needs (RemoteTarget of main.ts). */
 export interface LegacyRemote {
   readonly url: URL;

@@ -15,15 +15,7 @@ import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "./token_source.ts";
 
-/** The flags of a URL upstream, for `parseArgs` of `node:util`. */
-export const HTTP_FLAGS = {
-  "header-env": { type: "string", multiple: true },
-  "ca-file": { type: "string" },
-  "max-response-bytes": { type: "string" },
-  "allow-http": { type: "boolean" },
-} as const;
-
-/** The values of {@linkcode HTTP_FLAGS} after `parseArgs`. */
+/** The values of the flags of a URL upstream after `parseArgs` (`cli/flags.ts`). */
 export interface HttpFlagValues {
   readonly "header-env"?: string[] | undefined;
   readonly "ca-file"?: string | undefined;
@@ -33,16 +25,6 @@ export interface HttpFlagValues {
 
 /** The default of `--max-response-bytes`: 64 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
-
-/** The usage lines of the flags of a URL upstream. */
-export const HTTP_USAGE =
-  `  --header-env NAME=VARIABLE  Send header NAME with the value of the environment
-                              variable VARIABLE (repeatable; for a URL)
-  --ca-file PATH              PEM certificates to trust besides the system roots
-  --max-response-bytes N      The largest JSON response and SSE event of a URL
-                              upstream (default: 67108864)
-  --allow-http                Allow a plain http: URL whose host is not loopback
-`;
 
 /** An upstream server at a URL, as the command line gives it. */
 export interface RemoteTarget {
@@ -212,14 +194,6 @@ export function parseRemote(
     ? undefined
     : readCaFile(caPath, io.readFile ?? ((path) => Deno.readTextFileSync(path)));
   return { url, headers, maxResponseBytes, ...(caCerts && { caCerts }) };
-}
-
-/** The flags of a URL upstream that a command line of a stdio upstream has (an error). */
-export function httpFlagsGiven(values: HttpFlagValues): string | undefined {
-  for (const flag of Object.keys(HTTP_FLAGS) as (keyof HttpFlagValues)[]) {
-    if (values[flag] !== undefined) return `--${flag}`;
-  }
-  return undefined;
 }
 
 /**

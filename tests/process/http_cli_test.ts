@@ -7,7 +7,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { runBridge, UrlBridge } from "../fixtures/http_bridge.ts";
 import { serveMcp } from "../fixtures/http_raw.ts";
-import { HELP_POINTER } from "../../lib/usage.ts";
+import { HELP_POINTER } from "../../lib/cli/usage.ts";
 
 const SECRET_URL = "https://example.invalid/mcp/secret-path?key=sekrit-query";
 

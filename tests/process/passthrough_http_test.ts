@@ -5,6 +5,7 @@
  * `--max-response-bytes` on a JSON body and on one event of a stream.
  */
 
+import { waitFor } from "../wait.ts";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { UrlBridge } from "../fixtures/http_bridge.ts";
 import { serveRaw } from "../fixtures/http_upstream.ts";
@@ -170,7 +171,7 @@ Deno.test("pass-through over HTTP: session, protocol version, GET stream, limits
     content: [{ type: "text", text: "called echo" }],
   });
   // The GET stream was asked for after initialized; 405 is a server without one.
-  ok(state.gets >= 1);
+  await waitFor("the GET stream", () => state.gets >= 1);
 
   // A JSON body over the limit fails at once, though the body never ends.
   const big = await call(bridge, "c-2", "big");

@@ -4,7 +4,7 @@
  */
 
 import { ok, strictEqual, throws } from "node:assert/strict";
-import { parseLogout } from "../lib/auth/logout.ts";
+import { parseLogout } from "../../lib/cli/command_line.ts";
 
 const SECRET_URL = "https://mcp.example/secret-path?key=sekrit-query";
 

@@ -1,0 +1,171 @@
+/**
+ * The start of the program: the subcommand of the command line, and the
+ * wiring of the bridge (the sign-in of a URL upstream, the link, the front
+ * end on stdin and stdout, the signals). `main.ts` only calls
+ * {@linkcode runCli}. `login`, `logout` and `doctor` load their code only
+ * when they run.
+ *
+ * @module
+ */
+
+import { Frontend } from "../bridge/frontend.ts";
+import { createLogger, redirectConsoleToStderr } from "../bridge/log.ts";
+import { openStdio } from "../jsonrpc/stdio_pipes.ts";
+import { legacyConnect } from "../legacy/wiring.ts";
+import { connectRemote } from "../upstream/http_options.ts";
+import { spawnStdioLink } from "../upstream/stdio.ts";
+import type { TokenSource } from "../upstream/token_source.ts";
+import { AuthOptionError, createSignIn, discoverLimitMs, executableName } from "../auth/options.ts";
+import { VERSION } from "../version.ts";
+import { VSCODE_PROFILE } from "../vscode/profile.ts";
+import {
+  type Command,
+  parseCommandLine,
+  parseLogin,
+  parseLogout,
+  UsageError,
+} from "./command_line.ts";
+import { usageText } from "./help.ts";
+import { HELP_POINTER } from "./usage.ts";
+
+const enc = new TextEncoder();
+const PROFILE = VSCODE_PROFILE;
+
+/** A usage error: its reason and the pointer to `--help` on stderr; exit 2. */
+function usageFailure(message: string): number {
+  createLogger(PROFILE.name, "error").error(message);
+  try {
+    Deno.stderr.writeSync(enc.encode(HELP_POINTER));
+  } catch {
+    // stderr is closed.
+  }
+  return 2;
+}
+
+/** Runs `fn`; a usage error or a sign-in option error (a store that does not open) is exit 2. */
+async function orUsage(fn: () => Promise<number>): Promise<number> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof AuthOptionError) {
+      return usageFailure(error.message);
+    }
+    throw error;
+  }
+}
+
+/** `login URL ...`: a sign-in from a terminal. */
+function login(argv: readonly string[]): Promise<number> {
+  return orUsage(async () => {
+    const command = parseLogin(argv);
+    const { runLogin } = await import("../auth/login.ts");
+    return await runLogin(command, createLogger(PROFILE.name, "info"));
+  });
+}
+
+/** `logout URL ...`: the tokens and the client of a server forgotten (and revoked). */
+function logout(argv: readonly string[]): Promise<number> {
+  return orUsage(async () => {
+    const command = parseLogout(argv);
+    const { runLogout } = await import("../auth/logout.ts");
+    return await runLogout(command, createLogger(PROFILE.name, "info"));
+  });
+}
+
+/** The bridge (or `doctor`, which signs in never) with its command line. */
+async function serve(argv: readonly string[], doctor: boolean): Promise<number> {
+  let cli: Command;
+  let tokenSource: TokenSource | undefined;
+  try {
+    cli = parseCommandLine(argv);
+    // authSettingsOf gives no sign-in for an Authorization header of --header-env.
+    if (cli.kind === "run" && cli.remote && cli.auth && !doctor) {
+      const log = createLogger(PROFILE.name, cli.logLevel);
+      const signIn = await createSignIn(cli.auth, cli.remote.url.href, {
+        logger: log,
+        name: executableName(),
+        ...(cli.remote.caCerts && { caCerts: cli.remote.caCerts }),
+      });
+      tokenSource = signIn;
+      const discover = await discoverLimitMs(cli.limits.discover_timeout_ms, signIn, cli.auth);
+      cli = { ...cli, limits: { ...cli.limits, discover_timeout_ms: discover } };
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof AuthOptionError) {
+      return usageFailure(error.message);
+    }
+    throw error;
+  }
+  if (cli.kind === "help") {
+    await Deno.stdout.write(enc.encode(usageText()));
+    return 0;
+  }
+  if (cli.kind === "version") {
+    await Deno.stdout.write(enc.encode(`mcp-bridge-vscode ${VERSION}\n`));
+    return 0;
+  }
+  if (doctor) {
+    const { doctorMain } = await import("../doctor/main.ts");
+    return await doctorMain(cli, { profile: PROFILE, version: VERSION });
+  }
+  const log = createLogger(PROFILE.name, cli.logLevel);
+  const { command, args, limits, remote } = cli;
+  const spawn = () =>
+    spawnStdioLink({
+      command,
+      args,
+      maxLineBytes: limits.max_line_bytes,
+      stopGraceMs: limits.child_stop_grace_ms,
+    });
+  const debug = (message: string) => log.debug(message);
+  const stdio = openStdio();
+  const frontend = new Frontend({
+    profile: PROFILE,
+    limits,
+    log,
+    fallback: { name: cli.name, version: VERSION },
+    connect: remote ? connectRemote(remote, { debug, ...(tokenSource && { tokenSource }) }) : spawn,
+    ...(cli.protocol === "auto" && {
+      legacy: legacyConnect(remote, spawn, { debug, ...(tokenSource && { tokenSource }) }),
+    }),
+    // Plain reads and writes on the event loop: no web stream stage, no
+    // thread hand-off per chunk (jsonrpc/byte_io.ts, jsonrpc/stdio_pipes.ts).
+    output: stdio.output,
+  });
+  // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGTERM", "SIGINT"];
+  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  try {
+    return await frontend.run(stdio.input, stop.signal);
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+  }
+}
+
+/**
+ * Runs the program with its arguments (without the program name); resolves
+ * with its exit code. An internal error is one log line and exit 1.
+ */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  // SDK code calls console.debug; stdout is the protocol.
+  redirectConsoleToStderr();
+  try {
+    switch (argv[0]) {
+      case "login":
+        return await login(argv.slice(1));
+      case "logout":
+        return await logout(argv.slice(1));
+      case "doctor":
+        return await serve(argv.slice(1), true);
+      default:
+        return await serve(argv, false);
+    }
+  } catch (error) {
+    createLogger(PROFILE.name, "error").error(
+      `internal error: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    return 1;
+  }
+}

@@ -12,8 +12,8 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { applyResultRules } from "../lib/bridge/results.ts";
-import { ProgressRelay } from "../lib/bridge/progress.ts";
+import { applyResultRules } from "../lib/translate/results.ts";
+import { ProgressRelay } from "../lib/frontend/progress.ts";
 import { createLogger, type Logger, SILENT_LOGGER } from "../lib/bridge/log.ts";
 import type { JsonObject } from "../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { ERROR_TABLE } from "../lib/bridge/error_table.ts";
+import { ERROR_TABLE } from "../lib/errors/error_table.ts";
 
 const MAX_WORDS = 26;
 const CONTRACTION = /\b\w+'(t|s|re|ve|ll|d|m)\b/i;

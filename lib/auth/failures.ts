@@ -1,7 +1,7 @@
 /**
  * The failures of a sign-in: an `UpstreamFailure` of the kind `sign_in` with
  * a cause of the error table, its detail and its placeholders. The front end
- * (`bridge/failures.ts`) turns it into the error for the client.
+ * (`errors/failures.ts`) turns it into the error for the client.
  *
  * @module
  */

@@ -12,7 +12,7 @@
 
 import { extractWWWAuthenticateParams, type FetchLike } from "@modelcontextprotocol/client";
 import type { Logger } from "../bridge/log.ts";
-import { mapUpstreamFailure } from "../bridge/failures.ts";
+import { mapUpstreamFailure } from "../errors/failures.ts";
 import type { RemoteTarget } from "../upstream/http_options.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { type AuthSettings, createSignIn, executableName } from "./options.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { Frontend } from "../bridge/frontend.ts";
+import { Frontend } from "../frontend/frontend.ts";
 import { createLogger, redirectConsoleToStderr } from "../bridge/log.ts";
 import { openStdio } from "../jsonrpc/stdio_pipes.ts";
 import { legacyConnect } from "../legacy/wiring.ts";

@@ -7,12 +7,12 @@
  * @module
  */
 
-import { mapUpstreamFailure } from "../bridge/failures.ts";
-import { formatLimit, type Limits } from "../bridge/limits.ts";
+import { mapUpstreamFailure } from "../errors/failures.ts";
+import { formatLimit, type Limits } from "../frontend/limits.ts";
 import type { Logger } from "../bridge/log.ts";
-import type { Profile } from "../bridge/profile.ts";
-import { failureSummary, startUpstream } from "../bridge/start.ts";
-import { initializeCapabilities, serverInfo } from "../bridge/translate.ts";
+import type { Profile } from "../frontend/profile.ts";
+import { failureSummary, startUpstream } from "../frontend/start.ts";
+import { initializeCapabilities, serverInfo } from "../translate/translate.ts";
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import { UpstreamClient } from "../upstream/client.ts";
 import { UPSTREAM_PROTOCOL_VERSION } from "../upstream/envelope.ts";

@@ -1,16 +1,16 @@
 /**
  * What the bridge will repair in a result for VS Code, found by the real
- * result rules of `lib/bridge/results.ts`: `doctor` runs a copy of each
+ * result rules of `lib/translate/results.ts`: `doctor` runs a copy of each
  * result through them and names what changed (the log lines of the rules,
  * and a diff for what they change without a line).
  *
  * @module
  */
 
-import { applyResultRules } from "../bridge/results.ts";
+import { applyResultRules } from "../translate/results.ts";
 import type { Logger } from "../bridge/log.ts";
-import type { Quirks } from "../bridge/profile.ts";
-import { type IconRule, LIST_METHODS } from "../bridge/translate.ts";
+import type { Quirks } from "../frontend/profile.ts";
+import { type IconRule, LIST_METHODS } from "../translate/translate.ts";
 import { isObject, type Json } from "../jsonrpc/message.ts";
 
 /** The icons of each item of a list result, by the item's name or index. */

@@ -12,10 +12,10 @@ import { isObject, type JsonObject } from "../jsonrpc/message.ts";
 import type { Connect } from "../upstream/link.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
-import { BridgeError } from "../bridge/errors.ts";
-import { mapUpstreamFailure } from "../bridge/failures.ts";
-import { formatLimit } from "../bridge/limits.ts";
-import { type Fallback, type StartOptions, upstreamClientOn } from "../bridge/start.ts";
+import { BridgeError } from "../errors/errors.ts";
+import { mapUpstreamFailure } from "../errors/failures.ts";
+import { formatLimit } from "../frontend/limits.ts";
+import { type Fallback, type StartOptions, upstreamClientOn } from "../frontend/start.ts";
 import { isInitializeResult, legacyInitializeParams } from "./initialize.ts";
 import type { PassThrough } from "./passthrough.ts";
 

@@ -8,8 +8,8 @@
  */
 
 import { isObject, type JsonObject } from "../jsonrpc/message.ts";
-import { isDataIcon } from "../bridge/translate.ts";
-import type { Fallback, IconRule } from "../bridge/translate.ts";
+import { isDataIcon } from "../translate/translate.ts";
+import type { Fallback, IconRule } from "../translate/translate.ts";
 
 /** Capabilities without `tasks` (the bridge declares no tasks in either direction). */
 function withoutTasks(capabilities: JsonObject): JsonObject {

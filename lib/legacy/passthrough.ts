@@ -21,16 +21,16 @@ import {
 } from "../jsonrpc/message.ts";
 import type { LegacyHandlers, UpstreamClient } from "../upstream/client.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
-import { BridgeError } from "../bridge/errors.ts";
-import { mapUpstreamFailure } from "../bridge/failures.ts";
-import type { Outcome } from "../bridge/input.ts";
-import { formatLimit, type Limits, roundTimeoutMs } from "../bridge/limits.ts";
+import { BridgeError } from "../errors/errors.ts";
+import { mapUpstreamFailure } from "../errors/failures.ts";
+import type { Outcome } from "../input/rounds.ts";
+import { formatLimit, type Limits, roundTimeoutMs } from "../frontend/limits.ts";
 import type { Logger } from "../bridge/log.ts";
-import { type Answer, CANCEL_REASONS, type PendingTable } from "../bridge/pending.ts";
-import type { Profile } from "../bridge/profile.ts";
-import { ProgressRelay } from "../bridge/progress.ts";
-import { applyResultRules, type ResultContext } from "../bridge/results.ts";
-import { FORWARDED_METHODS, type IconRule, progressToken } from "../bridge/translate.ts";
+import { type Answer, CANCEL_REASONS, type PendingTable } from "../input/pending.ts";
+import type { Profile } from "../frontend/profile.ts";
+import { ProgressRelay } from "../frontend/progress.ts";
+import { applyResultRules, type ResultContext } from "../translate/results.ts";
+import { FORWARDED_METHODS, type IconRule, progressToken } from "../translate/translate.ts";
 
 /** The requests of the upstream server that reach the client. */
 export const UPSTREAM_REQUESTS: ReadonlySet<string> = new Set([

@@ -1,7 +1,7 @@
 /**
  * The one failure type of the upstream side: why an upstream request failed,
  * or how the link ended. It can carry the HTTP status of a failed request
- * and, for a sign-in, the cause of the error table. `bridge/failures.ts` is
+ * and, for a sign-in, the cause of the error table. `errors/failures.ts` is
  * the only place that turns it into an error for the client.
  *
  * @module

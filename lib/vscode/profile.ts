@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Profile } from "../bridge/profile.ts";
+import type { Profile } from "../frontend/profile.ts";
 
 /** The settings of the bridge for Visual Studio Code and its Copilot chat. */
 export const VSCODE_PROFILE: Profile = Object.freeze({

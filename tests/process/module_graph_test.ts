@@ -52,7 +52,7 @@ const LAZY = [
   "lib/auth/sign_in.ts",
   "lib/auth/logout.ts",
   "lib/doctor/main.ts",
-  "lib/bridge/form_schema.ts",
+  "lib/input/form_schema.ts",
   "lib/legacy/http_link.ts",
   "/@modelcontextprotocol/sdk@",
   "npm:@modelcontextprotocol/client",
@@ -67,5 +67,5 @@ Deno.test("the sign-in, the logout, doctor and the schema compiler load only whe
     ok(!has(atStart, part), `${part} is a static import of main.ts`);
     ok(has(all, part), `${part} is not in the graph at all: deno compile would leave it out`);
   }
-  ok(has(atStart, "lib/bridge/frontend.ts"), "the walk of the graph found the front end");
+  ok(has(atStart, "lib/frontend/frontend.ts"), "the walk of the graph found the front end");
 });

@@ -5,7 +5,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { connectMemoryLink } from "../../lib/upstream/memory.ts";
 import { buildServer, README_ICON } from "../../scripts/embed_server.ts";
-import { startFrontend } from "../bridge/harness.ts";
+import { startFrontend } from "../frontend/harness.ts";
 
 const CLIENT = { clientInfo: { name: "t", version: "1" }, capabilities: {} };
 

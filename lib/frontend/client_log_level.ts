@@ -1,0 +1,66 @@
+/**
+ * Logging (M3): revision 2026-07-28 has no logging/setLevel, so the bridge
+ * keeps the level of the client, sends it in the `_meta` of each upstream
+ * request, and passes on the upstream log messages at or above it.
+ *
+ * @module
+ */
+
+import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
+
+/** The levels of logging/setLevel, from the least to the most severe. */
+export const LOGGING_LEVELS = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+] as const;
+
+/** A level of logging/setLevel. */
+export type LoggingLevel = typeof LOGGING_LEVELS[number];
+
+/**
+ * The level of valid logging/setLevel params, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { setLevelParams } from "./client_log_level.ts";
+ * if (setLevelParams({ level: "warning" }) !== "warning") throw new Error();
+ * if (setLevelParams({ level: "warn" }) !== undefined) throw new Error();
+ * ```
+ */
+export function setLevelParams(params: Json | undefined): LoggingLevel | undefined {
+  if (!isObject(params)) return undefined;
+  const level = params.level;
+  return (LOGGING_LEVELS as readonly Json[]).includes(level ?? null)
+    ? level as LoggingLevel
+    : undefined;
+}
+
+/**
+ * A log message of the upstream server for the client: level, logger and
+ * data, without the upstream `_meta`; nothing without a level of the client
+ * or below it (a request can start before a change of the level).
+ *
+ * @example
+ * ```ts
+ * import { logMessageFor } from "./client_log_level.ts";
+ * const message = logMessageFor({ level: "error", data: "x", _meta: {} }, "info");
+ * if (JSON.stringify(message) !== '{"level":"error","data":"x"}') throw new Error();
+ * ```
+ */
+export function logMessageFor(
+  params: JsonObject,
+  clientLevel: LoggingLevel | undefined,
+): JsonObject | undefined {
+  const level = params.level as LoggingLevel;
+  if (clientLevel === undefined || !LOGGING_LEVELS.includes(level)) return undefined;
+  if (LOGGING_LEVELS.indexOf(level) < LOGGING_LEVELS.indexOf(clientLevel)) return undefined;
+  const out: JsonObject = { level, data: params.data ?? null };
+  if (typeof params.logger === "string") out.logger = params.logger;
+  return out;
+}

@@ -1,0 +1,101 @@
+/**
+ * The first initialize of the front end, from the client's params to the
+ * ready data and the initialize result: the start of the upstream with
+ * server/discover (`start.ts`), and with `--protocol auto` the pass-through
+ * of an older upstream server (`lib/legacy/`). The front end keeps the
+ * state transitions; this module makes what the ready state holds.
+ *
+ * @module
+ */
+
+import type { Json, JsonObject, Message } from "../jsonrpc/message.ts";
+import type { Connect } from "../upstream/link.ts";
+import { legacyFallback, type LegacyOptions } from "../legacy/auto.ts";
+import { legacyInitializeResult } from "../legacy/initialize.ts";
+import { PassThrough } from "../legacy/passthrough.ts";
+import type { BridgeError } from "../errors/errors.ts";
+import { declaredOf } from "../input/input_checks.ts";
+import type { Limits } from "./limits.ts";
+import type { Logger } from "../bridge/log.ts";
+import { type LoggingLevel, logMessageFor } from "./client_log_level.ts";
+import type { PendingTable } from "../input/pending.ts";
+import type { Profile } from "./profile.ts";
+import { type Ready, ReadySession } from "./ready.ts";
+import { startUpstream } from "./start.ts";
+import { type Fallback, initializeResult } from "../translate/translate.ts";
+
+/** What the first initialize needs of the front end. */
+export interface InitializeContext {
+  readonly profile: Profile;
+  readonly limits: Limits;
+  readonly log: Logger;
+  readonly fallback: Fallback;
+  readonly connect: Connect;
+  /** `--protocol auto`: how an older upstream server is reached. */
+  readonly legacy?: Pick<LegacyOptions, "connect"> | undefined;
+  /** The valid params of the client's initialize. */
+  readonly params: JsonObject;
+  readonly signal: AbortSignal;
+  readonly pending: PendingTable;
+  readonly write: (message: Message) => void;
+  readonly hold: () => Promise<void> | undefined;
+  readonly nextElicitationId: () => string;
+  /** The level of logging/setLevel (the log messages of a 2026-07-28 upstream server). */
+  readonly logLevel: () => LoggingLevel | undefined;
+}
+
+/** How the first initialize ended. On a failure or a cancel, the upstream is already stopping. */
+export type Initialized =
+  /** The ready data (a pass-through for an older upstream) and the initialize result. */
+  | { readonly kind: "ready"; readonly ready: Ready | PassThrough; readonly result: Json }
+  | { readonly kind: "failed"; readonly error: BridgeError; readonly stopped: Promise<void> }
+  | { readonly kind: "canceled"; readonly stopped: Promise<void> };
+
+/** Starts the upstream for the first initialize. Never throws. */
+export async function initializeUpstream(ctx: InitializeContext): Promise<Initialized> {
+  const { log, limits, profile, fallback, legacy, params, pending, write } = ctx;
+  const passthrough = legacy && new PassThrough({ limits, log, profile, pending, write });
+  const started = await startUpstream({
+    connect: ctx.connect,
+    clientInfo: params.clientInfo as JsonObject,
+    capabilities: params.capabilities as JsonObject,
+    discoverTimeoutMs: limits.discover_timeout_ms,
+    signal: ctx.signal,
+    log,
+    onLogMessage: (message) => {
+      const out = logMessageFor(message, ctx.logLevel());
+      if (out) write({ jsonrpc: "2.0", method: "notifications/message", params: out });
+    },
+    hold: ctx.hold,
+    ...(legacy && passthrough && {
+      fallback: legacyFallback({ ...legacy, passthrough, params }),
+    }),
+  });
+  switch (started.kind) {
+    case "failed":
+    case "canceled":
+      return started;
+    case "legacy": {
+      // Only the fallback of a pass-through gives this kind.
+      const ready = passthrough!;
+      const result = legacyInitializeResult(started.initialize, fallback, ready.icons);
+      return { kind: "ready", ready, result };
+    }
+    case "ready": {
+      const ready = new ReadySession({
+        session: started.session,
+        discover: started.discover,
+        declared: declaredOf(params.capabilities),
+        limits,
+        log,
+        profile,
+        pending,
+        write,
+        nextElicitationId: ctx.nextElicitationId,
+        logLevel: ctx.logLevel,
+      });
+      const result = initializeResult(profile, started.discover, fallback, ready.icons);
+      return { kind: "ready", ready, result };
+    }
+  }
+}

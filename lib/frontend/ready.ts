@@ -1,0 +1,155 @@
+/**
+ * What only the ready state of the front end has: the upstream client, the
+ * shared context of the input rounds, the result rules with the icon rule of
+ * the link, the declared lists and the listener. A forwarded request runs
+ * here, from the params of the client to the result with its rules applied.
+ *
+ * @module
+ */
+
+import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
+import type { UpstreamClient } from "../upstream/client.ts";
+import { BridgeError } from "../errors/errors.ts";
+import type { Declared } from "../input/input_checks.ts";
+import { type Outcome, type RoundEnv, runRounds } from "../input/rounds.ts";
+import type { Limits } from "./limits.ts";
+import type { Logger } from "../bridge/log.ts";
+import { passthroughMeta } from "./meta.ts";
+import { type ListenDeclared, listenDeclared, Listener } from "../listen/listen_stream.ts";
+import type { PendingTable } from "../input/pending.ts";
+import type { Profile } from "./profile.ts";
+import { ProgressRelay } from "./progress.ts";
+import { applyResultRules, type ResultContext } from "../translate/results.ts";
+import { signInPrompt } from "../input/sign_in_prompt.ts";
+import { forwardParams, type IconRule, progressToken } from "../translate/translate.ts";
+
+/** What the ready state is made from. */
+export interface ReadyOptions {
+  readonly session: UpstreamClient;
+  readonly discover: JsonObject;
+  readonly declared: Declared;
+  readonly limits: Limits;
+  readonly log: Logger;
+  readonly profile: Profile;
+  readonly pending: PendingTable;
+  readonly write: (message: Message) => void;
+  readonly nextElicitationId: () => string;
+  readonly logLevel: () => string | undefined;
+}
+
+/** The ready data, as the front end sees it. */
+export interface Ready {
+  readonly session: UpstreamClient;
+  readonly icons: IconRule;
+  readonly rounds: RoundEnv;
+  readonly listen: ListenDeclared;
+  /** The listener, once notifications/initialized opened it. */
+  readonly listener: Listener | undefined;
+  /**
+   * notifications/initialized: opens the listen stream one time, when the
+   * initialize result declares a list change or subscribe, and lets a later
+   * sign-in ask the client with a URL elicitation when it declared
+   * elicitation.url.
+   */
+  initialized(): void;
+  /** resources/subscribe (`add`) or resources/unsubscribe: a change of the listen stream. */
+  subscription(
+    method: string,
+    params: Json | undefined,
+    respond: (outcome: { result: Json } | BridgeError) => void,
+  ): void;
+  /** Runs one forwarded request: its rounds, progress, `_meta` passthrough and result rules. */
+  forward(method: string, params: Json | undefined, signal: AbortSignal): Promise<Outcome>;
+}
+
+/** The ready state of one connection. */
+export class ReadySession implements Ready {
+  readonly session: UpstreamClient;
+  readonly icons: IconRule;
+  readonly rounds: RoundEnv;
+  readonly listen: ListenDeclared;
+  #listener: Listener | undefined;
+  readonly #results: ResultContext;
+  readonly #options: ReadyOptions;
+
+  constructor(options: ReadyOptions) {
+    const { session, limits, log, profile } = options;
+    this.#options = options;
+    this.session = session;
+    this.icons = session.link.isRemote ? "data_only" : "all";
+    this.listen = listenDeclared(options.discover.capabilities);
+    this.rounds = {
+      session,
+      limits,
+      log,
+      declared: options.declared,
+      pending: options.pending,
+      write: options.write,
+      nextElicitationId: options.nextElicitationId,
+      logLevel: options.logLevel,
+    };
+    this.#results = { quirks: profile.quirks, icons: this.icons, log };
+  }
+
+  get listener(): Listener | undefined {
+    return this.#listener;
+  }
+
+  initialized(): void {
+    const { lists, subscribe } = this.listen;
+    const { limits, log, write, logLevel, pending, nextElicitationId } = this.#options;
+    if (!this.#listener && (lists.size > 0 || subscribe)) {
+      this.#listener = new Listener({ session: this.session, limits, log, lists, write, logLevel });
+      this.#listener.start();
+    }
+    const link = this.session.link;
+    if (!link.setUrlPrompt || !this.rounds.declared.url) return;
+    const prompt = signInPrompt(
+      { pending, write, nextElicitationId, answerTimeoutMs: limits.input_answer_timeout_ms },
+      () => link.nextSignIn?.() ?? Promise.resolve(),
+    );
+    link.setUrlPrompt(prompt);
+  }
+
+  subscription(
+    method: string,
+    params: Json | undefined,
+    respond: (outcome: { result: Json } | BridgeError) => void,
+  ): void {
+    const listener = this.#listener;
+    if (!this.listen.subscribe || !listener) return respond(BridgeError.of("method_not_found"));
+    if (!isObject(params) || typeof params.uri !== "string") {
+      return respond(BridgeError.of("invalid_params"));
+    }
+    listener.change(params.uri, method === "resources/subscribe", (outcome) => {
+      respond("result" in outcome ? { result: outcome.result } : outcome.error);
+    });
+  }
+
+  async forward(
+    method: string,
+    rawParams: Json | undefined,
+    signal: AbortSignal,
+  ): Promise<Outcome> {
+    const { limits, profile, write } = this.#options;
+    const { params, meta } = forwardParams(rawParams);
+    const token = progressToken(meta);
+    const relay = token === undefined
+      ? undefined
+      : new ProgressRelay(token, limits.max_progress_per_second, write);
+    const passMeta = passthroughMeta(meta, profile.meta_passthrough);
+    let outcome: Outcome;
+    try {
+      outcome = await runRounds(this.rounds, method, params, {
+        signal,
+        ...(relay && { onProgress: (p) => relay.relay(p) }),
+        ...(passMeta && { meta: passMeta }),
+      });
+    } finally {
+      // No progress after the response or a cancellation.
+      relay?.stop();
+    }
+    if (outcome.kind !== "result") return outcome;
+    return { kind: "result", result: applyResultRules(method, outcome.result, this.#results) };
+  }
+}

@@ -1,0 +1,91 @@
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { BridgeError } from "../../lib/errors/errors.ts";
+import { type Flight, Flights } from "../../lib/frontend/flights.ts";
+
+/** The flight, or a failure that names the error of the client. */
+function added(result: Flight | BridgeError): Flight {
+  if (result instanceof BridgeError) throw new Error(`expected a flight, got ${result.message}`);
+  return result;
+}
+
+const dataOf = (result: Flight | BridgeError) =>
+  result instanceof BridgeError ? result.toJSON() : "a flight";
+
+Deno.test("flights: a new flight is neither canceled nor answered, with its own controller", () => {
+  const flights = new Flights(4);
+  const a = added(flights.add(1, "tools/call"));
+  const b = added(flights.add(2, "tools/list"));
+  deepStrictEqual([a.id, a.method, a.canceled, a.answered], [1, "tools/call", false, false]);
+  strictEqual(a.controller === b.controller, false);
+  strictEqual(a.controller.signal.aborted, false);
+});
+
+Deno.test("flights: above the limit too_many_requests, until a flight is removed", () => {
+  const flights = new Flights(2);
+  const a = added(flights.add(1, "m"));
+  added(flights.add(2, "m"));
+  deepStrictEqual(dataOf(flights.add(3, "m")), {
+    code: -32603,
+    message: "The connection has too many requests in flight",
+    data: { cause: "too_many_requests" },
+  });
+  flights.remove(a);
+  added(flights.add(3, "m"));
+  strictEqual(flights.add(4, "m") instanceof BridgeError, true);
+});
+
+Deno.test('flights: an id in flight already is invalid_request_shape; 1 and "1" are two ids', () => {
+  const flights = new Flights(8);
+  const first = added(flights.add(1, "m"));
+  deepStrictEqual(dataOf(flights.add(1, "other")), {
+    code: -32600,
+    message: "The message is not a valid JSON-RPC 2.0 request.",
+    data: { cause: "invalid_request_shape", detail: "the id belongs to a request in flight" },
+  });
+  added(flights.add("1", "m"));
+  // The id is free again once its flight is removed.
+  flights.remove(first);
+  added(flights.add(1, "m"));
+});
+
+Deno.test("flights: remove takes only the flight given, not a later one of the same id", () => {
+  const flights = new Flights(8);
+  const old = added(flights.add(1, "m"));
+  flights.remove(old);
+  const now = added(flights.add(1, "m"));
+  flights.remove(old); // a late remove of the first flight
+  flights.cancel(1, "r");
+  strictEqual(now.canceled, true);
+});
+
+Deno.test("flights: cancel aborts one flight with the reason, once; an unknown id is ignored", () => {
+  const flights = new Flights(8);
+  const a = added(flights.add(1, "m"));
+  const b = added(flights.add("b", "m"));
+  let aborts = 0;
+  a.controller.signal.addEventListener("abort", () => aborts++);
+  flights.cancel(1, "the client canceled the request");
+  flights.cancel(1, "again");
+  flights.cancel(99, "nobody");
+  deepStrictEqual(
+    [a.canceled, a.controller.signal.reason, aborts],
+    [true, "the client canceled the request", 1],
+  );
+  deepStrictEqual([b.canceled, b.controller.signal.aborted], [false, false]);
+  // A canceled flight stays in the table until the request path removes it.
+  strictEqual(flights.add(1, "m") instanceof BridgeError, true);
+});
+
+Deno.test("flights: cancelAll aborts every flight with the reason", () => {
+  const flights = new Flights(8);
+  const all = [
+    added(flights.add(1, "m")),
+    added(flights.add("x", "m")),
+    added(flights.add(3, "m")),
+  ];
+  flights.cancelAll("the client closed the connection");
+  deepStrictEqual(
+    all.map((f) => [f.canceled, f.controller.signal.reason]),
+    all.map(() => [true, "the client closed the connection"]),
+  );
+});

@@ -1,0 +1,136 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assertSomeIncludes } from "../assert.ts";
+import { Backoff, streamEndOf, streamFilter } from "../../lib/listen/listen_stream.ts";
+import type { UpstreamClient } from "../../lib/upstream/client.ts";
+import { UpstreamFailure } from "../../lib/upstream/failure.ts";
+import { RAW_SERVER } from "../process/helpers.ts";
+import { startFrontend } from "../frontend/harness.ts";
+
+Deno.test("backoff: 0.5 s doubling up to 30 s; reset gives 0.5 s again", () => {
+  const b = new Backoff(500, 30_000);
+  deepStrictEqual(Array.from({ length: 9 }, () => b.take()), [
+    500,
+    1000,
+    2000,
+    4000,
+    8000,
+    16000,
+    30000,
+    30000,
+    30000,
+  ]);
+  b.reset();
+  strictEqual(b.take(), 500);
+});
+
+Deno.test("stream filter: the declared lists and every subscribed URI", () => {
+  deepStrictEqual(streamFilter(new Set(["tools", "resources"]), ["a", "b"]), {
+    toolsListChanged: true,
+    resourcesListChanged: true,
+    resourceSubscriptions: ["a", "b"],
+  });
+});
+
+type Obj = Record<string, unknown>;
+
+Deno.test("lost streams: a new stream after each loss, for as long as they fail, the waits doubling to the maximum", async () => {
+  const t = startFrontend(
+    { listen_backoff_ms: 20, listen_max_backoff_ms: 40 },
+    RAW_SERVER("listen"),
+  );
+  await t.initialize();
+  // The first stream and the next five end before their acknowledgment; the seventh lives.
+  await t.call("n", "next_listen", { what: "end", count: 6 });
+  await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  deepStrictEqual((await t.next()).method, "notifications/tools/list_changed");
+  deepStrictEqual((await t.next()).method, "notifications/prompts/list_changed");
+  const state = (await t.call("l", "listens")).at(-1)!.result as Obj;
+  strictEqual(((state.structuredContent as Obj).filters as unknown[]).length, 7);
+  deepStrictEqual(
+    t.logs.filter((l) => l.includes("a new stream opens in")).map((l) =>
+      l.split(" in ").at(-1)!.trim()
+    ),
+    ["20 ms", "40 ms", "40 ms", "40 ms", "40 ms", "40 ms"],
+  );
+  ok(!t.logs.some((l) => l.includes("waiting for a change")), t.logs.join("\n"));
+  strictEqual(await t.close(), 0);
+});
+
+Deno.test("streamEndOf: the rows of New streams after a loss, and a failed sign-in of the stream's own challenge", () => {
+  const session = { end: undefined } as unknown as UpstreamClient;
+  const exited = { end: { kind: "exited" } } as unknown as UpstreamClient;
+  const rows: [UpstreamFailure, UpstreamClient, string][] = [
+    [new UpstreamFailure("transport_failed", { status: 503 }), session, "retry"],
+    [new UpstreamFailure("transport_failed", { status: 408 }), session, "retry"],
+    [new UpstreamFailure("transport_failed", { status: 429 }), session, "retry"],
+    [new UpstreamFailure("transport_failed", { status: 501 }), session, "stop"],
+    [new UpstreamFailure("transport_failed", { status: 404 }), session, "stop"],
+    [new UpstreamFailure("sign_in", { status: 401 }), session, "after_sign_in"],
+    [new UpstreamFailure("sign_in", { status: 403 }), session, "after_sign_in"],
+    [
+      new UpstreamFailure("sign_in", { signIn: { cause: "reauthorization_required" } }),
+      session,
+      "after_sign_in",
+    ],
+    [
+      new UpstreamFailure("sign_in", { signIn: { cause: "sign_in_timeout" } }),
+      session,
+      "after_sign_in",
+    ],
+    [new UpstreamFailure("transport_failed"), session, "retry"],
+    [new UpstreamFailure("closed"), session, "retry"],
+    [new UpstreamFailure("closed"), exited, "stop"],
+    [new UpstreamFailure("rpc", { error: { code: -1, message: "x" } }), session, "stop"],
+  ];
+  for (const [failure, client, row] of rows) {
+    strictEqual(streamEndOf(failure, client), row, failure.message);
+  }
+});
+
+Deno.test("no acknowledgment in the limit: the stream is canceled and a new one opens after a wait", async () => {
+  const t = startFrontend(
+    { listen_backoff_ms: 20, listen_ack_timeout_ms: 100 },
+    RAW_SERVER("listen"),
+  );
+  await t.initialize();
+  await t.call("n", "next_listen", { what: "silent" });
+  await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  // The second stream acknowledges: one event per declared list.
+  deepStrictEqual((await t.next()).method, "notifications/tools/list_changed");
+  deepStrictEqual((await t.next()).method, "notifications/prompts/list_changed");
+  const state = (await t.call("l", "listens")).at(-1)!.result as Obj;
+  const s = state.structuredContent as Obj;
+  deepStrictEqual([(s.filters as unknown[]).length, (s.cancelled as unknown[]).length], [2, 1]);
+  assertSomeIncludes(t.logs, "no acknowledgment in 100 ms");
+  strictEqual(await t.close(), 0);
+});
+
+Deno.test("a stream that lives the healthy time after its acknowledgment resets the wait", async () => {
+  const t = startFrontend(
+    {
+      listen_backoff_ms: 20,
+      listen_max_backoff_ms: 1000,
+      listen_healthy_ms: 300,
+    },
+    RAW_SERVER("listen"),
+  );
+  await t.initialize();
+  await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await t.next(); // the events of the first acknowledgment
+  await t.next();
+  const waits = () =>
+    t.logs.filter((l) => l.includes("a new stream opens in")).map((l) =>
+      l.split(" in ").at(-1)!.trim()
+    );
+  const lose = async (id: string) => {
+    await t.call(id, "end_listens");
+    await t.next(); // the events of the new stream's acknowledgment
+    await t.next();
+  };
+  await lose("a"); // short life: 20 ms
+  await lose("b"); // short life: 40 ms
+  await new Promise((r) => setTimeout(r, 400)); // this stream lives past the healthy time
+  await lose("c");
+  deepStrictEqual(waits(), ["20 ms", "40 ms", "20 ms"]);
+  strictEqual(await t.close(), 0);
+});

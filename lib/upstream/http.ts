@@ -42,7 +42,7 @@ import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from 
 import { PostLimiter } from "./post_limiter.ts";
 import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import { isResponseOf, readOwnResponse, readRequestResponse } from "./http_response.ts";
-import { TooLargeError } from "./sse.ts";
+import { TooLargeError } from "./bounded_body.ts";
 import type { TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */

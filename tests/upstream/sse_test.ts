@@ -1,7 +1,8 @@
 /** The bounded readers of the HTTP link: SSE events and whole bodies. */
 
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { readBounded, readEvents, readKnownLength, TooLargeError } from "../../lib/upstream/sse.ts";
+import { readBounded, readKnownLength, TooLargeError } from "../../lib/upstream/bounded_body.ts";
+import { readEvents } from "../../lib/upstream/sse.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -73,7 +73,7 @@ function asUsage<T>(make: () => T): T {
  * ```ts
  * import { parseCommandLine } from "./command_line.ts";
  * const cli = parseCommandLine(["--request-timeout", "5", "--", "node", "server.js"]);
- * if (cli.kind !== "run" || cli.name !== "server" || cli.limits.list_timeout_ms !== 5000) {
+ * if (cli.kind !== "run" || cli.name !== "node" || cli.limits.list_timeout_ms !== 5000) {
  *   throw new Error();
  * }
  * ```

@@ -1,7 +1,9 @@
 /**
- * The benchmark of a realistic remote upstream: the SDK v2 fixture server
- * over TLS on node:http2 (HTTP/2 offered, HTTP/1.1 allowed), behind a TCP
- * proxy on loopback that adds 10 ms each way (a round trip of 20 ms). The
+ * The benchmark of a realistic remote upstream: a lean MCP server
+ * (`tests/fixtures/http2_echo_server.ts`: canned answers, so that the
+ * server's CPU on the same two cores does not set the figures) over TLS on
+ * node:http2 (HTTP/2 offered, HTTP/1.1 allowed), behind a TCP proxy on
+ * loopback that adds 10 ms each way (a round trip of 20 ms). The
  * same small tools/call from a direct client (fetch with the test CA), the
  * bridge and mcp-remote 0.15.1, each through a proxy of its own that counts
  * the TCP connections it opened.
@@ -30,6 +32,8 @@ const deno = Deno.execPath();
 /** Each way: a round trip of twice this. */
 const DELAY_MS = 10;
 const IDLE_MS = 6000;
+/** Rounds in turn of the direct client and the bridge; the figures are their medians. */
+const ROUNDS = 5;
 
 /** A child that prints one line (a port) first; the rest of its stdout is read by `last`. */
 class LineChild {
@@ -114,28 +118,22 @@ export async function benchRemote(out: (line: string) => void): Promise<void> {
   const server = new LineChild([
     "run",
     "-A",
-    `${root}tests/fixtures/http2_sdk_server.ts`,
+    `${root}tests/fixtures/http2_echo_server.ts`,
     `${certs.dir}/server.pem`,
     `${certs.dir}/server.key`,
   ]);
   const serverPort = Number(await server.line());
   const figures: Record<string, Figures | string> = {};
   try {
-    // Direct: fetch with the test CA (HTTP/2 by ALPN).
+    // The direct client (fetch with the test CA, HTTP/2 by ALPN) and the bridge, each through
+    // a proxy of its own, measured in rounds in turn: the machine drifts, and both the server
+    // and the proxies share its two cores with the clients.
     {
-      const { url, proxy } = await proxyTo(serverPort);
+      const direct = await proxyTo(serverPort);
       const http = Deno.createHttpClient({ caCerts: [await Deno.readTextFile(certs.caFile)] });
-      const direct = new DirectClient(url, http);
-      await direct.request("server/discover", {});
-      const p50 = await median(direct, 60);
-      const tput = await throughput(direct, 64, 1280);
-      const idle = await afterIdle(direct);
-      http.close();
-      figures.direct = { p50, throughput: tput, idle, connections: Number(await proxy.stop()) };
-    }
-    // The bridge.
-    {
-      const { url, proxy } = await proxyTo(serverPort);
+      const directClient = new DirectClient(direct.url, http);
+      await directClient.request("server/discover", {});
+      const bridge = await proxyTo(serverPort);
       const bridged = new BridgedClient([
         deno,
         "run",
@@ -146,14 +144,35 @@ export async function benchRemote(out: (line: string) => void): Promise<void> {
         "error",
         "--ca-file",
         certs.caFile,
-        url,
+        bridge.url,
       ]);
       await bridged.start();
-      const p50 = await median(bridged, 60);
-      const tput = await throughput(bridged, 64, 1280);
-      const idle = await afterIdle(bridged);
+      const rounds: [number, number][] = [];
+      const tputs: [number, number][] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        rounds.push([await median(directClient, 40), await median(bridged, 40)]);
+        tputs.push([
+          await throughput(directClient, 64, 2560),
+          await throughput(bridged, 64, 2560),
+        ]);
+      }
+      const mid = (values: number[]) => values.sort((x, y) => x - y)[values.length >> 1]!;
+      const directIdle = await afterIdle(directClient);
+      const bridgeIdle = await afterIdle(bridged);
+      http.close();
       await bridged.stop();
-      figures.bridge = { p50, throughput: tput, idle, connections: Number(await proxy.stop()) };
+      figures.direct = {
+        p50: mid(rounds.map((r) => r[0])),
+        throughput: mid(tputs.map((t) => t[0])),
+        idle: directIdle,
+        connections: Number(await direct.proxy.stop()),
+      };
+      figures.bridge = {
+        p50: mid(rounds.map((r) => r[1])),
+        throughput: mid(tputs.map((t) => t[1])),
+        idle: bridgeIdle,
+        connections: Number(await bridge.proxy.stop()),
+      };
     }
     // mcp-remote 0.15.1 (Node.js; the CA through NODE_EXTRA_CA_CERTS).
     const found = await mcpRemote(out);

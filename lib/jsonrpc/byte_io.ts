@@ -29,6 +29,22 @@ export interface ChunkInput {
 
 /** What {@linkcode readChunks} and {@linkcode openSink} take. */
 export type ByteInput = ReadableStream<Uint8Array> | ByteReader | ChunkInput;
+
+/**
+ * What {@linkcode openSink} takes: a web stream, or a writer that may write a
+ * part of each buffer (`Deno.stdout`).
+ *
+ * @example
+ * ```ts
+ * import { type ByteOutput, openSink } from "./byte_io.ts";
+ * const chunks: Uint8Array[] = [];
+ * const output: ByteOutput = new WritableStream({ write: (chunk) => void chunks.push(chunk) });
+ * const sink = openSink(output);
+ * await sink.write(new Uint8Array([1, 2]));
+ * await sink.close();
+ * if (chunks.length !== 1 || chunks[0]!.length !== 2) throw new Error();
+ * ```
+ */
 export type ByteOutput = WritableStream<Uint8Array> | ByteWriter;
 
 /** The chunks of an input, one read at a time. */

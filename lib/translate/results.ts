@@ -163,9 +163,8 @@ export function filterIcons(method: string, result: JsonObject): void {
  * // The members of 2026-07-28 go; structured content gets its text mirror.
  * const out = applyResultRules("tools/call", result, ctx);
  * const mirror = { type: "text", text: '{"sum":3}' };
- * if (JSON.stringify(out) !== JSON.stringify({ content: [mirror], structuredContent: { sum: 3 } })) {
- *   throw new Error();
- * }
+ * const want = { content: [mirror], structuredContent: { sum: 3 } };
+ * if (JSON.stringify(out) !== JSON.stringify(want)) throw new Error();
  * ```
  */
 export function applyResultRules(method: string, result: Json, ctx: ResultContext): Json {

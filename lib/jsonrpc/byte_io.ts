@@ -27,7 +27,20 @@ export interface ChunkInput {
   chunks(): ChunkSource;
 }
 
-/** What {@linkcode readChunks} and {@linkcode openSink} take. */
+/**
+ * What {@linkcode readChunks} and {@linkcode openSink} take.
+ *
+ * @example
+ * ```ts
+ * import { type ByteInput, readChunks } from "./byte_io.ts";
+ * const input: ByteInput = new Response("ab").body!;
+ * const source = readChunks(input);
+ * const chunk = await source.next();
+ * if (new TextDecoder().decode(chunk!) !== "ab") throw new Error();
+ * if ((await source.next()) !== null) throw new Error("the end of the input");
+ * source.release();
+ * ```
+ */
 export type ByteInput = ReadableStream<Uint8Array> | ByteReader | ChunkInput;
 
 /**

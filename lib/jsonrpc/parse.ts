@@ -122,7 +122,30 @@ export function parseLine(bytes: Uint8Array, maxDepth: number = DEFAULT_MAX_DEPT
   }
 }
 
-/** A JSON value classified as a JSON-RPC 2.0 message. */
+/**
+ * A JSON value classified as a JSON-RPC 2.0 message.
+ *
+ * @example
+ * ```ts
+ * import { type Classified, classify } from "./parse.ts";
+ * function describe(c: Classified): string {
+ *   switch (c.kind) {
+ *     case "request":
+ *       return `request ${c.method}`;
+ *     case "notification":
+ *       return `notification ${c.method}`;
+ *     case "response":
+ *       return "response";
+ *     case "invalid":
+ *       return c.replyId === undefined ? "dropped" : "error response";
+ *   }
+ * }
+ * if (describe(classify({ jsonrpc: "2.0", id: 1, method: "ping" })) !== "request ping") {
+ *   throw new Error();
+ * }
+ * if (describe(classify([1])) !== "error response") throw new Error();
+ * ```
+ */
 export type Classified =
   | {
     readonly kind: "request";

@@ -31,7 +31,17 @@ import type { Limits } from "../frontend/limits.ts";
 import type { Logger } from "../bridge/log.ts";
 import type { Profile } from "../frontend/profile.ts";
 
-/** What the embedded bridge does with a server/discover before the first other request. */
+/**
+ * What the embedded bridge does with a server/discover before the first other request.
+ *
+ * @example
+ * ```ts
+ * import type { Discover } from "./embed.ts";
+ * // VS Code sends server/discover first; "refuse" makes it fall back to initialize.
+ * const discover: Discover = "refuse";
+ * if (discover !== "refuse") throw new Error();
+ * ```
+ */
 export type Discover = "answer" | "refuse";
 
 /** Options of {@linkcode serveStdioAuto}. */
@@ -97,6 +107,53 @@ interface Path {
 /**
  * Serves one stdio connection with a fresh server of `factory`, and resolves
  * after the end of the input, when the path has stopped.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/server";
+ * import { serveStdioAuto } from "./embed.ts";
+ * import { VSCODE_PROFILE } from "../vscode/profile.ts";
+ * import { DEFAULT_LIMITS } from "../frontend/limits.ts";
+ * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * const client = new TransformStream<Uint8Array, Uint8Array>();
+ * const answered = Promise.withResolvers<void>();
+ * let text = "";
+ * const output = new WritableStream<Uint8Array>({
+ *   write: (chunk) => {
+ *     text += new TextDecoder().decode(chunk);
+ *     if (text.includes('"id":2')) answered.resolve();
+ *   },
+ * });
+ * const serving = serveStdioAuto(() => new McpServer({ name: "demo", version: "1.0.0" }), {
+ *   profile: VSCODE_PROFILE,
+ *   discover: "refuse",
+ *   limits: DEFAULT_LIMITS,
+ *   log: SILENT_LOGGER,
+ *   input: client.readable,
+ *   output,
+ *   closeOutput: true,
+ * });
+ * // A client of both revisions: server/discover is refused, then initialize
+ * // selects the legacy path.
+ * const params = {
+ *   protocolVersion: "2025-11-25",
+ *   capabilities: {},
+ *   clientInfo: { name: "example", version: "1" },
+ * };
+ * const lines = [
+ *   { jsonrpc: "2.0", id: 1, method: "server/discover" },
+ *   { jsonrpc: "2.0", id: 2, method: "initialize", params },
+ * ];
+ * const send = client.writable.getWriter();
+ * await send.write(new TextEncoder().encode(lines.map((l) => JSON.stringify(l) + "\n").join("")));
+ * await answered.promise;
+ * await send.close(); // the end of the input ends the connection
+ * await serving;
+ * const [refused, initialized] = text.trim().split("\n").map((line) => JSON.parse(line));
+ * if (refused.error.code !== -32601 || initialized.result.serverInfo.name !== "demo") {
+ *   throw new Error();
+ * }
+ * ```
  */
 export async function serveStdioAuto(factory: ServerFactory, options: EmbedOptions): Promise<void> {
   const { limits, log } = options;

@@ -8,7 +8,15 @@
  * @module
  */
 
-/** JSON-RPC 2.0 error codes. */
+/**
+ * JSON-RPC 2.0 error codes.
+ *
+ * @example
+ * ```ts
+ * import { CODES } from "./error_table.ts";
+ * if (CODES.METHOD_NOT_FOUND !== -32601 || CODES.INTERNAL_ERROR !== -32603) throw new Error();
+ * ```
+ */
 export const CODES = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
@@ -215,5 +223,14 @@ export const ERROR_TABLE = {
   },
 } as const satisfies Record<string, ErrorRow>;
 
-/** The name of a cause of the error table. */
+/**
+ * The name of a cause of the error table.
+ *
+ * @example
+ * ```ts
+ * import { type Cause, ERROR_TABLE } from "./error_table.ts";
+ * const cause: Cause = "timeout";
+ * if (ERROR_TABLE[cause].code !== -32603 || ERROR_TABLE.canceled.code !== null) throw new Error();
+ * ```
+ */
 export type Cause = keyof typeof ERROR_TABLE;

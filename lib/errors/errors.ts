@@ -99,6 +99,21 @@ export function fromUpstreamError(error: ErrorObject): BridgeError {
 /**
  * What goes out instead of a message that JSON.stringify cannot write: for
  * a response, the error invalid_response of its request; else nothing.
+ *
+ * @example
+ * ```ts
+ * import { unwritableResponse } from "./errors.ts";
+ * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * const response = { jsonrpc: "2.0" as const, id: 4, result: { n: 1 } };
+ * const instead = unwritableResponse(response, new RangeError("too deep"), SILENT_LOGGER);
+ * if (!instead || !("error" in instead) || instead.id !== 4) throw new Error();
+ * const data = instead.error.data as { cause: string };
+ * if (data.cause !== "invalid_response") throw new Error();
+ * const notification = { jsonrpc: "2.0" as const, method: "notifications/message" };
+ * if (unwritableResponse(notification, new RangeError(), SILENT_LOGGER) !== undefined) {
+ *   throw new Error();
+ * }
+ * ```
  */
 export function unwritableResponse(
   message: Message,

@@ -5,7 +5,17 @@
  * @module
  */
 
-/** Limits of one bridge connection. */
+/**
+ * Limits of one bridge connection.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
+ * // Tests and embedders start from the defaults and change what they need.
+ * const limits: Limits = { ...DEFAULT_LIMITS, list_timeout_ms: 300, max_in_flight_requests: 4 };
+ * if (limits.long_round_timeout_ms !== DEFAULT_LIMITS.long_round_timeout_ms) throw new Error();
+ * ```
+ */
 export interface Limits {
   /** tools/list, prompts/list, resources/list, resources/templates/list, completion/complete. */
   readonly list_timeout_ms: number;
@@ -47,7 +57,16 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
-/** The limits of the spec. */
+/**
+ * The limits of the spec.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LIMITS } from "./limits.ts";
+ * if (DEFAULT_LIMITS.list_timeout_ms !== 120_000) throw new Error("120 s");
+ * if (!Object.isFrozen(DEFAULT_LIMITS)) throw new Error("copy it to change a limit");
+ * ```
+ */
 export const DEFAULT_LIMITS: Limits = Object.freeze({
   list_timeout_ms: 120 * SECOND,
   first_round_timeout_ms: 120 * SECOND,
@@ -68,7 +87,20 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   listen_ack_timeout_ms: 10 * SECOND,
 });
 
-/** The time limit of one round of a forwarded request. */
+/**
+ * The time limit of one round of a forwarded request.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_LIMITS, roundTimeoutMs } from "./limits.ts";
+ * const rounds = { first_round_timeout_ms: 1_000, long_round_timeout_ms: 9_000 };
+ * const limits = { ...DEFAULT_LIMITS, ...rounds };
+ * if (roundTimeoutMs(limits, "resources/read", 1) !== 1_000) throw new Error();
+ * if (roundTimeoutMs(limits, "resources/read", 2) !== 9_000) throw new Error();
+ * if (roundTimeoutMs(limits, "tools/call", 1) !== 9_000) throw new Error();
+ * if (roundTimeoutMs(limits, "tools/list", 1) !== limits.list_timeout_ms) throw new Error();
+ * ```
+ */
 export function roundTimeoutMs(limits: Limits, method: string, round: number): number {
   switch (method) {
     case "tools/call":
@@ -81,12 +113,30 @@ export function roundTimeoutMs(limits: Limits, method: string, round: number): n
   }
 }
 
-/** A limit in ms as the text of a detail: "120 s", or "250 ms" below a second. */
+/**
+ * A limit in ms as the text of a detail: "120 s", or "250 ms" below a second.
+ *
+ * @example
+ * ```ts
+ * import { formatLimit } from "./limits.ts";
+ * if (formatLimit(120_000) !== "120 s" || formatLimit(250) !== "250 ms") throw new Error();
+ * if (formatLimit(1_500) !== "1500 ms") throw new Error();
+ * ```
+ */
 export function formatLimit(ms: number): string {
   return ms >= SECOND && ms % SECOND === 0 ? `${ms / SECOND} s` : `${ms} ms`;
 }
 
-/** How the value of a limit flag is written. */
+/**
+ * How the value of a limit flag is written.
+ *
+ * @example
+ * ```ts
+ * import { LIMIT_FLAGS, type LimitUnit } from "./limits.ts";
+ * const unit: LimitUnit | undefined = LIMIT_FLAGS.find((f) => f.flag === "--max-line-bytes")?.unit;
+ * if (unit !== "bytes") throw new Error();
+ * ```
+ */
 export type LimitUnit = "seconds" | "bytes" | "count";
 
 /** One flag of the command line that sets limits. */
@@ -105,6 +155,13 @@ export interface LimitFlag {
 /**
  * The limit flags of the command line: `cli/command_line.ts` parses them, `--help`
  * shows them and the tests walk them, all from this table.
+ *
+ * @example
+ * ```ts
+ * import { LIMIT_FLAGS } from "./limits.ts";
+ * const flag = LIMIT_FLAGS.find((entry) => entry.flag === "--request-timeout");
+ * if (flag?.unit !== "seconds" || !flag.keys.includes("first_round_timeout_ms")) throw new Error();
+ * ```
  */
 export const LIMIT_FLAGS: readonly LimitFlag[] = Object.freeze([
   {
@@ -171,7 +228,16 @@ export const LIMIT_FLAGS: readonly LimitFlag[] = Object.freeze([
 /** The longest time a timer can wait (2^31 - 1 ms); a longer one would fire at once. */
 export const MAX_LIMIT_MS = 2 ** 31 - 1;
 
-/** The default of a flag as `--help` writes it: seconds, or the number. */
+/**
+ * The default of a flag as `--help` writes it: seconds, or the number.
+ *
+ * @example
+ * ```ts
+ * import { LIMIT_FLAGS, limitFlagDefault } from "./limits.ts";
+ * const flag = LIMIT_FLAGS.find((entry) => entry.flag === "--call-timeout")!;
+ * if (limitFlagDefault(flag) !== "3600") throw new Error("an hour, in seconds");
+ * ```
+ */
 export function limitFlagDefault(entry: LimitFlag, limits: Limits = DEFAULT_LIMITS): string {
   const value = limits[entry.keys[0]];
   return entry.unit === "seconds" ? String(value / SECOND) : String(value);

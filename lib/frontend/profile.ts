@@ -5,7 +5,25 @@
  * @module
  */
 
-/** Switches for the rules that a product needs. */
+/**
+ * Switches for the rules that a product needs.
+ *
+ * @example
+ * ```ts
+ * import type { Quirks } from "./profile.ts";
+ * import { applyResultRules } from "../translate/results.ts";
+ * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * const strict: Quirks = {
+ *   normalize_array_items: false,
+ *   drop_non_object_output_schema: false,
+ *   strict_legacy_results: true,
+ * };
+ * const result = { content: [], structuredContent: [1, 2] };
+ * // A strict client gets no structuredContent that is not an object.
+ * applyResultRules("tools/call", result, { quirks: strict, icons: "all", log: SILENT_LOGGER });
+ * if ("structuredContent" in result) throw new Error();
+ * ```
+ */
 export interface Quirks {
   /** The items rule for array schemas (R6). */
   readonly normalize_array_items: boolean;
@@ -21,7 +39,24 @@ export interface MetaPassthrough {
   readonly prefixes: readonly string[];
 }
 
-/** A bridge product. */
+/**
+ * A bridge product.
+ *
+ * @example
+ * ```ts
+ * import type { Profile } from "./profile.ts";
+ * import { VSCODE_PROFILE } from "../vscode/profile.ts";
+ * // Another product is another profile: the same bridge with other rules.
+ * const profile: Profile = {
+ *   ...VSCODE_PROFILE,
+ *   name: "mcp-bridge-other",
+ *   quirks: { ...VSCODE_PROFILE.quirks, normalize_array_items: false },
+ * };
+ * if (profile.reply_protocol_version !== "2025-11-25" || profile.quirks.normalize_array_items) {
+ *   throw new Error();
+ * }
+ * ```
+ */
 export interface Profile {
   /** The tag of the log lines, and the server name when no other name exists. */
   readonly name: string;

@@ -14,6 +14,26 @@ import type { UpstreamProgress } from "../upstream/client.ts";
  * in each request. A sliding window of one second drops the notifications
  * above the limit. {@linkcode stop} ends the relay before the response or at
  * a cancellation, so no progress comes after either.
+ *
+ * @example
+ * ```ts
+ * import { ProgressRelay } from "./progress.ts";
+ * import type { Notification } from "../jsonrpc/message.ts";
+ * const sent: Notification[] = [];
+ * let now = 0;
+ * // At most 2 notifications per second, with the client's token 0.
+ * const relay = new ProgressRelay(0, 2, (message) => sent.push(message), () => now);
+ * const step = { total: 10, message: undefined };
+ * relay.relay({ progress: 1, ...step });
+ * relay.relay({ progress: 2, ...step });
+ * relay.relay({ progress: 3, ...step }); // dropped: the window of one second is full
+ * now = 1_000;
+ * relay.relay({ progress: 4, ...step });
+ * relay.stop();
+ * relay.relay({ progress: 5, ...step }); // nothing after stop
+ * const progress = sent.map((m) => (m.params as { progress: number }).progress);
+ * if (progress.join() !== "1,2,4") throw new Error();
+ * ```
  */
 export class ProgressRelay {
   readonly #token: Json;

@@ -112,7 +112,23 @@ function sameSet(a: (Json | undefined)[], b: (Json | undefined)[]): boolean {
   return set.size === a.length && b.every((x) => set.has(x as string));
 }
 
-/** What the client declared, for the checks. */
+/**
+ * What the client declared, for the checks.
+ *
+ * @example
+ * ```ts
+ * import { checkInputRequest, type Declared } from "./input_checks.ts";
+ * const declared: Declared = {
+ *   form: true,
+ *   url: false,
+ *   sampling: false,
+ *   samplingTools: false,
+ *   roots: false,
+ * };
+ * const checked = checkInputRequest({ method: "roots/list" }, declared);
+ * if (checked.ok || checked.failure.cause !== "undeclared_input_request") throw new Error();
+ * ```
+ */
 export interface Declared {
   readonly form: boolean;
   readonly url: boolean;
@@ -121,7 +137,18 @@ export interface Declared {
   readonly roots: boolean;
 }
 
-/** The capabilities that the client declared in initialize. `elicitation: {}` means the form mode. */
+/**
+ * The capabilities that the client declared in initialize. `elicitation: {}` means the form mode.
+ *
+ * @example
+ * ```ts
+ * import { declaredOf } from "./input_checks.ts";
+ * // `elicitation: {}` declares the form mode only.
+ * const declared = declaredOf({ elicitation: {}, sampling: { tools: {} } });
+ * if (!declared.form || declared.url || !declared.samplingTools) throw new Error();
+ * if (declaredOf({ elicitation: { url: {} } }).form) throw new Error();
+ * ```
+ */
 export function declaredOf(capabilities: Json | undefined): Declared {
   const caps = isObject(capabilities) ? capabilities : {};
   const elicitation = isObject(caps.elicitation) ? caps.elicitation : undefined;

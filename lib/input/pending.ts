@@ -16,6 +16,17 @@ import type { ErrorObject, Json, RequestId } from "../jsonrpc/message.ts";
 /**
  * The reason of a cancellation tells which event occurred. The same reasons
  * go to the upstream server when the bridge cancels one of its requests.
+ *
+ * @example
+ * ```ts
+ * import { CANCEL_REASONS } from "./pending.ts";
+ * const cancelled = {
+ *   jsonrpc: "2.0",
+ *   method: "notifications/cancelled",
+ *   params: { requestId: "b-1", reason: CANCEL_REASONS.timeout },
+ * };
+ * if (cancelled.params.reason !== "no answer in time") throw new Error();
+ * ```
  */
 export const CANCEL_REASONS = {
   /** The client canceled the original request. */
@@ -28,7 +39,20 @@ export const CANCEL_REASONS = {
   timeout: "no answer in time",
 } as const;
 
-/** What the client answered. */
+/**
+ * What the client answered.
+ *
+ * @example
+ * ```ts
+ * import type { Answer } from "./pending.ts";
+ * const answers: Answer[] = [
+ *   { kind: "result", result: { roots: [] } },
+ *   { kind: "error", error: { code: -32601, message: "Method not found" } },
+ *   { kind: "invalid" },
+ * ];
+ * if (answers.filter((a) => a.kind !== "result").length !== 2) throw new Error();
+ * ```
+ */
 export type Answer =
   | { readonly kind: "result"; readonly result: Json }
   | { readonly kind: "error"; readonly error: ErrorObject }
@@ -39,7 +63,23 @@ interface Entry {
   readonly settle: (answer: Answer) => void;
 }
 
-/** The pending requests of the bridge on one connection. */
+/**
+ * The pending requests of the bridge on one connection.
+ *
+ * @example
+ * ```ts
+ * import { PendingTable } from "./pending.ts";
+ * const table = new PendingTable("b-");
+ * const { id, answer } = table.open();
+ * if (id !== "b-1" || table.size !== 1) throw new Error();
+ * if (!table.settle("b-1", { kind: "result", result: { action: "accept" } })) throw new Error();
+ * if (table.settle("b-1", { kind: "invalid" })) throw new Error("a second answer is dropped");
+ * if ((await answer).kind !== "result") throw new Error();
+ * // A cancellation reports the questions that went out without an answer.
+ * const second = table.open();
+ * if (table.removeAll().join() !== second.id) throw new Error();
+ * ```
+ */
 export class PendingTable {
   readonly #prefix: string;
   readonly #entries = new Map<string, Entry>();

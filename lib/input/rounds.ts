@@ -38,7 +38,25 @@ export interface RoundEnv {
   readonly logLevel: () => string | undefined;
 }
 
-/** How a forwarded request ended. */
+/**
+ * How a forwarded request ended.
+ *
+ * @example
+ * ```ts
+ * import type { Outcome } from "./rounds.ts";
+ * import { BridgeError } from "../errors/errors.ts";
+ * // What the client gets for each outcome of a forwarded request.
+ * function response(id: number, outcome: Outcome): object | undefined {
+ *   if (outcome.kind === "result") return { jsonrpc: "2.0", id, result: outcome.result };
+ *   if (outcome.kind === "error") return { jsonrpc: "2.0", id, error: outcome.error.toJSON() };
+ *   return undefined; // a canceled request gets no response
+ * }
+ * const timeout = BridgeError.of("timeout", "method: tools/call, limit: 3600 s");
+ * const out = response(1, { kind: "error", error: timeout }) as { error: { code: number } };
+ * if (out.error.code !== -32603) throw new Error();
+ * if (response(2, { kind: "canceled" }) !== undefined) throw new Error();
+ * ```
+ */
 export type Outcome =
   | { readonly kind: "result"; readonly result: Json }
   | { readonly kind: "error"; readonly error: BridgeError }

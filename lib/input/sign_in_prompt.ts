@@ -29,6 +29,38 @@ export interface SignInPromptEnv {
  * of `signal` (the sign-in's own time limit) cancel the question for the
  * client and give cancel. After an accept, the client gets
  * `notifications/elicitation/complete` when `done` settles.
+ *
+ * @example
+ * ```ts
+ * import { signInPrompt } from "./sign_in_prompt.ts";
+ * import { PendingTable } from "./pending.ts";
+ * import type { Message } from "../jsonrpc/message.ts";
+ * const pending = new PendingTable("b-");
+ * const sent: Message[] = [];
+ * const signedIn = Promise.withResolvers<void>();
+ * const prompt = signInPrompt({
+ *   pending,
+ *   // A client that accepts each question at once.
+ *   write: (message) => {
+ *     sent.push(message);
+ *     if ("id" in message && "method" in message) {
+ *       pending.settle(message.id, { kind: "result", result: { action: "accept" } });
+ *     }
+ *   },
+ *   nextElicitationId: () => "elicitation-1",
+ *   answerTimeoutMs: 1_000,
+ * }, () => signedIn.promise);
+ * const signal = new AbortController().signal;
+ * const answer = await prompt("https://example.com/sign-in", "Sign in", signal);
+ * if (answer !== "accept") throw new Error();
+ * // Once the sign-in is done, the client hears that the elicitation is complete.
+ * signedIn.resolve();
+ * await new Promise((resolve) => setTimeout(resolve, 0));
+ * const methods = sent.map((m) => "method" in m ? m.method : "");
+ * if (methods.join() !== "elicitation/create,notifications/elicitation/complete") {
+ *   throw new Error();
+ * }
+ * ```
  */
 export function signInPrompt(env: SignInPromptEnv, done: () => Promise<void>): UrlPrompt {
   return async (url, message, signal): Promise<UrlPromptAnswer> => {

@@ -27,8 +27,37 @@ export interface ChunkInput {
   chunks(): ChunkSource;
 }
 
-/** What {@linkcode readChunks} and {@linkcode openSink} take. */
+/**
+ * What {@linkcode readChunks} and {@linkcode openSink} take.
+ *
+ * @example
+ * ```ts
+ * import { type ByteInput, readChunks } from "./byte_io.ts";
+ * const input: ByteInput = new Response("ab").body!;
+ * const source = readChunks(input);
+ * const chunk = await source.next();
+ * if (new TextDecoder().decode(chunk!) !== "ab") throw new Error();
+ * if ((await source.next()) !== null) throw new Error("the end of the input");
+ * source.release();
+ * ```
+ */
 export type ByteInput = ReadableStream<Uint8Array> | ByteReader | ChunkInput;
+
+/**
+ * What {@linkcode openSink} takes: a web stream, or a writer that may write a
+ * part of each buffer (`Deno.stdout`).
+ *
+ * @example
+ * ```ts
+ * import { type ByteOutput, openSink } from "./byte_io.ts";
+ * const chunks: Uint8Array[] = [];
+ * const output: ByteOutput = new WritableStream({ write: (chunk) => void chunks.push(chunk) });
+ * const sink = openSink(output);
+ * await sink.write(new Uint8Array([1, 2]));
+ * await sink.close();
+ * if (chunks.length !== 1 || chunks[0]!.length !== 2) throw new Error();
+ * ```
+ */
 export type ByteOutput = WritableStream<Uint8Array> | ByteWriter;
 
 /** The chunks of an input, one read at a time. */

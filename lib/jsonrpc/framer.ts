@@ -34,7 +34,24 @@ export interface TooLongFrame {
   readonly length: number;
 }
 
-/** What the framer emits. */
+/**
+ * What the framer emits.
+ *
+ * @example
+ * ```ts
+ * import { type Frame, readFrames } from "./framer.ts";
+ * import { scanIdFromHead } from "./id_scan.ts";
+ * const long = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":"${"a".repeat(100)}"}\n`;
+ * const frames: Frame[] = [];
+ * const input = ReadableStream.from([new TextEncoder().encode(long)]);
+ * await readFrames(input, { maxLineBytes: 64 }, (frame) => void frames.push(frame));
+ * // A too-long line keeps its head: enough to find the id of its error response.
+ * const frame = frames[0]!;
+ * if (frame.kind !== "too_long") throw new Error();
+ * const scan = scanIdFromHead(frame.head);
+ * if (!scan.found || scan.id !== 9) throw new Error();
+ * ```
+ */
 export type Frame = LineFrame | TooLongFrame;
 
 const LF = 0x0a;
@@ -240,6 +257,21 @@ export type FrameHandler = (frame: Frame) => void | Promise<void>;
  * Reads a byte stream to its end and gives each frame to `onFrame` at once,
  * without a stream stage per line. An abort of `signal` ends the reading as
  * the end of the input does.
+ *
+ * @example
+ * ```ts
+ * import { readFrames } from "./framer.ts";
+ * const text = '{"jsonrpc":"2.0","method":"x"}\r\n\n' + "a".repeat(100) + "\n";
+ * const input = ReadableStream.from([new TextEncoder().encode(text)]);
+ * const lines: string[] = [];
+ * await readFrames(input, { maxLineBytes: 50 }, (frame) => {
+ *   lines.push(
+ *     frame.kind === "line" ? new TextDecoder().decode(frame.bytes) : `too long: ${frame.length}`,
+ *   );
+ * });
+ * // The blank line is skipped; a line ending is not part of its line.
+ * if (lines.join("|") !== '{"jsonrpc":"2.0","method":"x"}|too long: 100') throw new Error();
+ * ```
  */
 export async function readFrames(
   input: ByteInput,

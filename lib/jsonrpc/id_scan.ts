@@ -11,7 +11,17 @@
 
 import { idOfToken, idString, type RequestId } from "./message.ts";
 
-/** What a scan found. */
+/**
+ * What a scan found.
+ *
+ * @example
+ * ```ts
+ * import { type IdScan, scanIdFromHead } from "./id_scan.ts";
+ * const scan: IdScan = scanIdFromHead(new TextEncoder().encode('{"id":[1],"method":"ping"}'));
+ * // An id member of another type: found, with a null id (the error response has a null id).
+ * if (!scan.found || scan.id !== null) throw new Error();
+ * ```
+ */
 export type IdScan =
   /** No id member was found. */
   | { readonly found: false }
@@ -66,6 +76,16 @@ function idOf(bytes: Uint8Array, range: Range): IdScan {
  * neither scan finds it. `expected` is the text the caller expects (the
  * parsed id written back): when the bytes are that text, it is returned
  * without a decode (the common case costs a byte comparison).
+ *
+ * @example
+ * ```ts
+ * import { idTokenOf } from "./id_scan.ts";
+ * const encode = (text: string) => new TextEncoder().encode(text);
+ * // The token as the client wrote it, found from the end, then from the start.
+ * if (idTokenOf(encode('{"method":"ping","id":1.0}')) !== "1.0") throw new Error();
+ * if (idTokenOf(encode('{"id":"a","method":"ping"}')) !== '"a"') throw new Error();
+ * if (idTokenOf(encode('{"method":"ping"}')) !== undefined) throw new Error();
+ * ```
  */
 export function idTokenOf(bytes: Uint8Array, expected?: string): string | undefined {
   let range = tailRange(bytes);
@@ -161,6 +181,15 @@ function valueRange(bytes: Uint8Array, start: number): Range {
 /**
  * Scans the end of a line for a last member `"id":<value>` of the top-level
  * object, as the TypeScript SDK 1.x writes it.
+ *
+ * @example
+ * ```ts
+ * import { scanIdFromTail } from "./id_scan.ts";
+ * const encode = (text: string) => new TextEncoder().encode(text);
+ * const scan = scanIdFromTail(encode(`{"result":{"text":"${"a".repeat(100)}"},"id":7}`));
+ * if (!scan.found || scan.id !== 7) throw new Error();
+ * if (scanIdFromTail(encode('{"id":7,"method":"ping"}')).found) throw new Error("id is not last");
+ * ```
  */
 export function scanIdFromTail(bytes: Uint8Array): IdScan {
   return idOf(bytes, tailRange(bytes));
@@ -210,7 +239,16 @@ function tailRange(bytes: Uint8Array): Range {
   return [start, valueEnd];
 }
 
-/** The id of the bridge's own requests starts with this prefix by default. */
+/**
+ * The id of the bridge's own requests starts with this prefix by default.
+ *
+ * @example
+ * ```ts
+ * import { isBridgeId } from "./id_scan.ts";
+ * if (!isBridgeId("bridge-1", "bridge-") || isBridgeId("client-1", "bridge-")) throw new Error();
+ * if (isBridgeId(1, "bridge-")) throw new Error("a number is never the bridge's id");
+ * ```
+ */
 export function isBridgeId(id: RequestId, prefix: string): boolean {
   return idString(id)?.startsWith(prefix) ?? false;
 }

@@ -7,7 +7,15 @@
 
 import { isObject, isRawId, type Json, type Message } from "./message.ts";
 
-/** A line above this size marks its result as large. */
+/**
+ * A line above this size marks its result as large.
+ *
+ * @example
+ * ```ts
+ * import { LARGE_MESSAGE_BYTES } from "./large.ts";
+ * if (LARGE_MESSAGE_BYTES !== 1024 * 1024) throw new Error("1 MiB");
+ * ```
+ */
 export const LARGE_MESSAGE_BYTES = 1024 * 1024;
 
 /** The characters of one slice of a large string. */
@@ -16,7 +24,18 @@ const SLICE_CHARS = 256 * 1024;
 const large = new WeakSet<object>();
 const encoder = new TextEncoder();
 
-/** Marks a value that came from a large line. */
+/**
+ * Marks a value that came from a large line.
+ *
+ * @example
+ * ```ts
+ * import { isLargeMessage, markLarge } from "./large.ts";
+ * const result = { content: [{ type: "text", text: "…" }] };
+ * markLarge(result);
+ * if (!isLargeMessage({ jsonrpc: "2.0", id: 1, result })) throw new Error();
+ * if (isLargeMessage({ jsonrpc: "2.0", id: 2, result: {} })) throw new Error();
+ * ```
+ */
 export function markLarge(value: Json | undefined): void {
   if (isObject(value) || Array.isArray(value)) large.add(value);
 }

@@ -4,10 +4,28 @@
  * @module
  */
 
-/** Any JSON value. */
+/**
+ * Any JSON value.
+ *
+ * @example
+ * ```ts
+ * import type { Json } from "./message.ts";
+ * const value: Json = { list: [1, "two", null, true], nested: { ok: false } };
+ * if (JSON.stringify(JSON.parse(JSON.stringify(value))) !== JSON.stringify(value)) throw new Error();
+ * ```
+ */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-/** A JSON object. */
+/**
+ * A JSON object.
+ *
+ * @example
+ * ```ts
+ * import { isObject, type JsonObject } from "./message.ts";
+ * const params: JsonObject = { name: "echo", arguments: { text: "hi" } };
+ * if (!isObject(params.arguments) || params.arguments.text !== "hi") throw new Error();
+ * ```
+ */
 export type JsonObject = { [key: string]: Json };
 
 /**
@@ -24,6 +42,14 @@ export type RawId = { readonly rawJSON: string };
 /**
  * A request id: JSON-RPC allows strings and integers (MCP forbids null). An
  * id of the client that a plain value would change is a {@linkcode RawId}.
+ *
+ * @example
+ * ```ts
+ * import { idOfToken, type RequestId } from "./message.ts";
+ * const ids: RequestId[] = ["a-1", 7, idOfToken("9007199254740993")!];
+ * // The exact id goes back as the client wrote it.
+ * if (JSON.stringify(ids) !== '["a-1",7,9007199254740993]') throw new Error();
+ * ```
  */
 export type RequestId = string | number | RawId;
 
@@ -99,14 +125,37 @@ export interface Request {
   readonly params?: Json;
 }
 
-/** A notification: it has a method and no id. */
+/**
+ * A notification: it has a method and no id.
+ *
+ * @example
+ * ```ts
+ * import type { Notification } from "./message.ts";
+ * const progress: Notification = {
+ *   jsonrpc: "2.0",
+ *   method: "notifications/progress",
+ *   params: { progressToken: 1, progress: 50 },
+ * };
+ * if ("id" in progress) throw new Error("a notification has no id");
+ * ```
+ */
 export interface Notification {
   readonly jsonrpc: "2.0";
   readonly method: string;
   readonly params?: Json;
 }
 
-/** The error object of an error response. */
+/**
+ * The error object of an error response.
+ *
+ * @example
+ * ```ts
+ * import type { ErrorObject, Message } from "./message.ts";
+ * const error: ErrorObject = { code: -32601, message: "Method not found" };
+ * const response: Message = { jsonrpc: "2.0", id: 3, error };
+ * if (!("error" in response) || response.error.code !== -32601) throw new Error();
+ * ```
+ */
 export interface ErrorObject {
   readonly code: number;
   readonly message: string;
@@ -118,21 +167,61 @@ export type Response =
   | { readonly jsonrpc: "2.0"; readonly id: RequestId; readonly result: Json }
   | { readonly jsonrpc: "2.0"; readonly id: RequestId | null; readonly error: ErrorObject };
 
-/** Any message that this project writes. */
+/**
+ * Any message that this project writes.
+ *
+ * @example
+ * ```ts
+ * import type { Message } from "./message.ts";
+ * const messages: Message[] = [
+ *   { jsonrpc: "2.0", id: 1, method: "ping" },
+ *   { jsonrpc: "2.0", method: "notifications/initialized" },
+ *   { jsonrpc: "2.0", id: 1, result: {} },
+ * ];
+ * if (messages.filter((m) => "method" in m && "id" in m).length !== 1) throw new Error();
+ * ```
+ */
 export type Message = Request | Notification | Response;
 
-/** True for a plain JSON object (not null, not an array). */
+/**
+ * True for a plain JSON object (not null, not an array).
+ *
+ * @example
+ * ```ts
+ * import { isObject } from "./message.ts";
+ * if (!isObject({ a: 1 }) || isObject([1]) || isObject(null) || isObject("a")) throw new Error();
+ * ```
+ */
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** True for a valid request id: a string, an integer, or a {@linkcode RawId}. */
+/**
+ * True for a valid request id: a string, an integer, or a {@linkcode RawId}.
+ *
+ * @example
+ * ```ts
+ * import { idOfToken, isRequestId } from "./message.ts";
+ * if (!isRequestId("a") || !isRequestId(7) || !isRequestId(idOfToken("1e308"))) throw new Error();
+ * if (isRequestId(null) || isRequestId(1.5) || isRequestId({ id: 1 })) throw new Error();
+ * ```
+ */
 export function isRequestId(value: unknown): value is RequestId {
   return typeof value === "string" || (typeof value === "number" && Number.isInteger(value)) ||
     isRawId(value);
 }
 
-/** The string of a string id, also of a {@linkcode RawId} with a string token. */
+/**
+ * The string of a string id, also of a {@linkcode RawId} with a string token.
+ *
+ * @example
+ * ```ts
+ * import { idOfToken, idString } from "./message.ts";
+ * if (idString("a") !== "a" || idString(1) !== undefined) throw new Error();
+ * // A string id written with an escape keeps its token, and its string is still "A".
+ * if (idString(idOfToken('"\\u0041"')!) !== "A") throw new Error();
+ * ```
+ */
 export function idString(id: RequestId): string | undefined {
   if (typeof id === "string") return id;
   if (typeof id === "number" || !id.rawJSON.startsWith('"')) return undefined;
@@ -143,6 +232,14 @@ export function idString(id: RequestId): string | undefined {
  * A key for maps of ids: the string "1" and the number 1 are different ids.
  * Ids with the same value have the same key, whatever their token: `"\u0041"`
  * and `"A"`, `1.0` and `1`; `9007199254740993` and `9007199254740992` differ.
+ *
+ * @example
+ * ```ts
+ * import { idKey, idOfToken } from "./message.ts";
+ * if (idKey("1") === idKey(1)) throw new Error("a string and a number are different ids");
+ * if (idKey(idOfToken("1.0")!) !== idKey(1)) throw new Error("1.0 and 1 are the same id");
+ * if (idKey(idOfToken('"\\u0041"')!) !== idKey("A")) throw new Error();
+ * ```
  */
 export function idKey(id: RequestId): string {
   if (typeof id === "string") return `s:${id}`;

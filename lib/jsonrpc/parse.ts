@@ -25,6 +25,14 @@ export type ParseOutcome =
  * 5,300 levels from a shallow stack): a line deeper than this fails its own
  * request with invalid_response instead of the process. A 1,000-level value
  * in a result still passes.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_DEPTH, parseLine, UPSTREAM_MAX_DEPTH } from "./parse.ts";
+ * const deep = new TextEncoder().encode("[".repeat(1_000) + "]".repeat(1_000));
+ * if (!parseLine(deep, UPSTREAM_MAX_DEPTH).ok) throw new Error("a server's line may be 1,000 deep");
+ * if (parseLine(deep, DEFAULT_MAX_DEPTH).ok) throw new Error("a client's line may not");
+ * ```
  */
 export const UPSTREAM_MAX_DEPTH = 2_000;
 
@@ -114,7 +122,30 @@ export function parseLine(bytes: Uint8Array, maxDepth: number = DEFAULT_MAX_DEPT
   }
 }
 
-/** A JSON value classified as a JSON-RPC 2.0 message. */
+/**
+ * A JSON value classified as a JSON-RPC 2.0 message.
+ *
+ * @example
+ * ```ts
+ * import { type Classified, classify } from "./parse.ts";
+ * function describe(c: Classified): string {
+ *   switch (c.kind) {
+ *     case "request":
+ *       return `request ${c.method}`;
+ *     case "notification":
+ *       return `notification ${c.method}`;
+ *     case "response":
+ *       return "response";
+ *     case "invalid":
+ *       return c.replyId === undefined ? "dropped" : "error response";
+ *   }
+ * }
+ * if (describe(classify({ jsonrpc: "2.0", id: 1, method: "ping" })) !== "request ping") {
+ *   throw new Error();
+ * }
+ * if (describe(classify([1])) !== "error response") throw new Error();
+ * ```
+ */
 export type Classified =
   | {
     readonly kind: "request";
@@ -132,6 +163,22 @@ export type Classified =
  * and, when it has an id, a string or integer id. A response of the client
  * with a null id or an id of another type, and an error response without an
  * id, get no answer.
+ *
+ * @example
+ * ```ts
+ * import { classify } from "./parse.ts";
+ * const request = classify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+ * if (request.kind !== "request" || request.id !== 1) throw new Error();
+ * if (classify({ jsonrpc: "2.0", method: "notifications/initialized" }).kind !== "notification") {
+ *   throw new Error();
+ * }
+ * // No jsonrpc member: invalid, answered with the request's id.
+ * const bad = classify({ id: 2, method: "ping" });
+ * if (bad.kind !== "invalid" || bad.replyId !== 2) throw new Error();
+ * // A response with a bad id gets no answer.
+ * const response = classify({ jsonrpc: "2.0", id: null, result: {} });
+ * if (response.kind !== "invalid" || response.replyId !== undefined) throw new Error();
+ * ```
  */
 export function classify(value: Json): Classified {
   if (!isObject(value)) return { kind: "invalid", replyId: null };

@@ -208,7 +208,23 @@ export function parseSkeleton(
 /** The skeleton of each result that came from a skeleton, for the writer and the rules. */
 const skeletons = new WeakMap<object, Skeleton>();
 
-/** The skeleton that a result (or another value of a message) came from. */
+/**
+ * The skeleton that a result (or another value of a message) came from.
+ *
+ * @example
+ * ```ts
+ * import { parseLargeMessage, skeletonOf } from "./skeleton.ts";
+ * const text = `{"id":1,"result":{"blob":"${"a".repeat(70_000)}"}}`;
+ * const message = parseLargeMessage(new TextEncoder().encode(text), 64);
+ * if (typeof message !== "object") throw new Error();
+ * const sk = skeletonOf(message.result);
+ * // The long string is still bytes of the line; the value holds a short placeholder.
+ * if (sk === undefined || sk.ranges.length !== 1 || JSON.stringify(sk.value).length > 1_000) {
+ *   throw new Error();
+ * }
+ * if (skeletonOf({}) !== undefined) throw new Error();
+ * ```
+ */
 export function skeletonOf(value: Json | undefined): Skeleton | undefined {
   return typeof value === "object" && value !== null ? skeletons.get(value) : undefined;
 }
@@ -218,6 +234,18 @@ export function skeletonOf(value: Json | undefined): Skeleton | undefined {
  * keeps the skeleton for the writer. Undefined for a line without a long
  * string (parse it as usual); `"invalid"` for a line that is not valid JSON,
  * is deeper than `maxDepth` or is not an object.
+ *
+ * @example
+ * ```ts
+ * import { parseLargeMessage, skeletonOf } from "./skeleton.ts";
+ * const encode = (text: string) => new TextEncoder().encode(text);
+ * const text = `{"jsonrpc":"2.0","id":1,"result":{"blob":"${"a".repeat(70_000)}"}}`;
+ * const message = parseLargeMessage(encode(text), 64);
+ * if (message === undefined || message === "invalid") throw new Error();
+ * if (message.id !== 1 || skeletonOf(message.result) === undefined) throw new Error();
+ * if (parseLargeMessage(encode('{"id":1,"result":{}}'), 64) !== undefined) throw new Error("small");
+ * if (parseLargeMessage(encode(`["${"a".repeat(70_000)}"]`), 64) !== "invalid") throw new Error();
+ * ```
  */
 export function parseLargeMessage(
   line: Uint8Array,
@@ -300,6 +328,17 @@ function releaseLine(sk: Skeleton): void {
  * The JSON text of a value of the skeleton with each long string whole: for
  * a rule that needs the text itself (the text mirror of a tools/call
  * result). It costs the size of the strings, so the rules call it only then.
+ *
+ * @example
+ * ```ts
+ * import { materializeJson, parseLargeMessage, skeletonOf } from "./skeleton.ts";
+ * const result = { blob: "a".repeat(70_000) };
+ * const line = new TextEncoder().encode(JSON.stringify({ id: 1, result }));
+ * const message = parseLargeMessage(line, 64);
+ * if (typeof message !== "object") throw new Error();
+ * const sk = skeletonOf(message.result)!;
+ * if (materializeJson(JSON.stringify(message.result), sk) !== JSON.stringify(result)) throw new Error();
+ * ```
  */
 export function materializeJson(json: string, sk: Skeleton): string {
   let out = "";

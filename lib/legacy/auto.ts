@@ -22,10 +22,28 @@ import type { PassThrough } from "./passthrough.ts";
 /** The values of `--protocol`. */
 export const PROTOCOLS = ["2026-07-28", "auto"] as const;
 
-/** A value of `--protocol`. */
+/**
+ * A value of `--protocol`.
+ *
+ * @example
+ * ```ts
+ * import { PROTOCOLS, type Protocol } from "./auto.ts";
+ * const protocol: Protocol = "auto";
+ * if (!PROTOCOLS.includes(protocol)) throw new Error();
+ * ```
+ */
 export type Protocol = typeof PROTOCOLS[number];
 
-/** True for a value of `--protocol`. */
+/**
+ * True for a value of `--protocol`.
+ *
+ * @example
+ * ```ts
+ * import { isProtocol } from "./auto.ts";
+ * if (!isProtocol("auto") || !isProtocol("2026-07-28")) throw new Error();
+ * if (isProtocol("2025-11-25")) throw new Error("not a value of --protocol");
+ * ```
+ */
 export function isProtocol(value: unknown): value is Protocol {
   return (PROTOCOLS as readonly unknown[]).includes(value);
 }

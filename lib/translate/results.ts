@@ -20,7 +20,23 @@ import { type IconRule, isDataIcon, LIST_METHODS } from "./translate.ts";
 /** Members of revision 2026-07-28 that a result of revision 2025-11-25 does not have. */
 const MODERN_MEMBERS = ["resultType", "ttlMs", "cacheScope"] as const;
 
-/** What the result rules need to know besides the result. */
+/**
+ * What the result rules need to know besides the result.
+ *
+ * @example
+ * ```ts
+ * import { applyResultRules, type ResultContext } from "./results.ts";
+ * import { VSCODE_PROFILE } from "../vscode/profile.ts";
+ * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * const ctx: ResultContext = { quirks: VSCODE_PROFILE.quirks, icons: "all", log: SILENT_LOGGER };
+ * const tool = { name: "t", inputSchema: { type: "object" }, outputSchema: { type: "string" } };
+ * // VS Code's quirks drop an outputSchema that is not an object schema; a bad cursor goes too.
+ * const out = applyResultRules("tools/list", { tools: [tool], nextCursor: null }, ctx);
+ * if (JSON.stringify(out) !== '{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}') {
+ *   throw new Error();
+ * }
+ * ```
+ */
 export interface ResultContext {
   readonly quirks: Quirks;
   readonly icons: IconRule;
@@ -136,6 +152,20 @@ export function filterIcons(method: string, result: JsonObject): void {
 /**
  * Applies every result rule to the complete result of a forwarded request.
  * A result that is not an object is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import { applyResultRules } from "./results.ts";
+ * import { VSCODE_PROFILE } from "../vscode/profile.ts";
+ * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * const ctx = { quirks: VSCODE_PROFILE.quirks, icons: "all" as const, log: SILENT_LOGGER };
+ * const result = { resultType: "complete", content: [], structuredContent: { sum: 3 } };
+ * // The members of 2026-07-28 go; structured content gets its text mirror.
+ * const out = applyResultRules("tools/call", result, ctx);
+ * const mirror = { type: "text", text: '{"sum":3}' };
+ * const want = { content: [mirror], structuredContent: { sum: 3 } };
+ * if (JSON.stringify(out) !== JSON.stringify(want)) throw new Error();
+ * ```
  */
 export function applyResultRules(method: string, result: Json, ctx: ResultContext): Json {
   if (!isObject(result)) return result;

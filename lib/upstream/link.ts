@@ -10,7 +10,20 @@
 import type { JsonObject, Message, RequestId } from "../jsonrpc/message.ts";
 import type { UpstreamFailure } from "./failure.ts";
 
-/** A frame from the upstream server. */
+/**
+ * A frame from the upstream server.
+ *
+ * @example
+ * ```ts
+ * import type { UpstreamFrame } from "./link.ts";
+ * import { scanIdFromHead } from "../jsonrpc/id_scan.ts";
+ * // A line of the server that is not JSON: its request gets invalid_response.
+ * const line = new TextEncoder().encode('{"jsonrpc":"2.0","id":"b-7","result":');
+ * const scan = scanIdFromHead(line);
+ * const frame: UpstreamFrame = { kind: "invalid", id: scan.found ? scan.id : null };
+ * if (frame.kind !== "invalid" || frame.id !== "b-7") throw new Error();
+ * ```
+ */
 export type UpstreamFrame =
   /** A JSON object (classified by the upstream client). */
   | { readonly kind: "message"; readonly value: JsonObject }
@@ -26,7 +39,19 @@ export type UpstreamFrame =
    */
   | { readonly kind: "failed"; readonly id: RequestId; readonly failure: UpstreamFailure };
 
-/** How a link ended. `failureOfEnd` of `./failure.ts` maps it, in one place. */
+/**
+ * How a link ended. `failureOfEnd` of `./failure.ts` maps it, in one place.
+ *
+ * @example
+ * ```ts
+ * import type { LinkEnd } from "./link.ts";
+ * const ends: LinkEnd[] = [{ kind: "exited", code: null }, { kind: "closed" }, { kind: "failed" }];
+ * const text = ends.map((end) =>
+ *   end.kind === "exited" ? `exited ${end.code ?? "by a signal"}` : end.kind
+ * );
+ * if (text.join() !== "exited by a signal,closed,failed") throw new Error();
+ * ```
+ */
 export type LinkEnd =
   /** The child process stopped. `code` is its exit code, or null after a signal. */
   | { readonly kind: "exited"; readonly code: number | null }
@@ -35,12 +60,36 @@ export type LinkEnd =
   /** The transport failed; `failure` says how, when the link knows. */
   | { readonly kind: "failed"; readonly failure?: UpstreamFailure };
 
-/** What the client answered to a URL that the sign-in asked it to open. */
+/**
+ * What the client answered to a URL that the sign-in asked it to open.
+ *
+ * @example
+ * ```ts
+ * import type { UrlPromptAnswer } from "./link.ts";
+ * const answers: UrlPromptAnswer[] = ["accept", "decline", "cancel"];
+ * if (answers.includes("accept" as UrlPromptAnswer) !== true) throw new Error();
+ * ```
+ */
 export type UrlPromptAnswer = "accept" | "decline" | "cancel";
 
 /**
  * Asks the client to open a URL with a URL elicitation (a later sign-in).
  * The front end gives it to the link once the client can answer one.
+ *
+ * @example
+ * ```ts
+ * import type { UrlPrompt, UrlPromptAnswer } from "./link.ts";
+ * const opened: string[] = [];
+ * // What the front end gives the link: it asks the client with a URL elicitation.
+ * const prompt: UrlPrompt = (url, _message, signal) => {
+ *   opened.push(url);
+ *   const answer: UrlPromptAnswer = signal.aborted ? "cancel" : "accept";
+ *   return Promise.resolve(answer);
+ * };
+ * const signal = new AbortController().signal;
+ * const answer = await prompt("https://example.com/sign-in", "Sign in", signal);
+ * if (answer !== "accept" || opened.length !== 1) throw new Error();
+ * ```
  */
 export type UrlPrompt = (
   url: string,
@@ -52,10 +101,64 @@ export type UrlPrompt = (
  * What `read` gives each frame to. A returned promise holds the reading of
  * the next frame until it settles: the back pressure of a peer that reads
  * slowly reaches the upstream server instead of a buffer.
+ *
+ * @example
+ * ```ts
+ * import type { FrameSink, UpstreamFrame } from "./link.ts";
+ * const seen: UpstreamFrame[] = [];
+ * const taken = Promise.withResolvers<void>();
+ * // The returned promise holds the next frame until the client took this one.
+ * const sink: FrameSink = (frame) => {
+ *   seen.push(frame);
+ *   return taken.promise;
+ * };
+ * const held = sink({ kind: "message", value: { jsonrpc: "2.0", method: "x" } });
+ * taken.resolve();
+ * await held;
+ * if (seen.length !== 1) throw new Error();
+ * ```
  */
 export type FrameSink = (frame: UpstreamFrame) => void | Promise<void>;
 
-/** The connection to an upstream server. */
+/**
+ * The connection to an upstream server.
+ *
+ * @example
+ * ```ts
+ * import type { LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
+ * import type { Message } from "../jsonrpc/message.ts";
+ * // A link to a server that answers each request with an empty result.
+ * function echoLink(): UpstreamLink {
+ *   const end = Promise.withResolvers<LinkEnd>();
+ *   let deliver: ((frame: UpstreamFrame) => void) | undefined;
+ *   return {
+ *     isRemote: false,
+ *     read: (onFrame) => {
+ *       deliver = (frame) => void onFrame(frame);
+ *       return end.promise.then(() => {});
+ *     },
+ *     send: (message: Message) => {
+ *       if ("method" in message && "id" in message) {
+ *         deliver?.({ kind: "message", value: { jsonrpc: "2.0", id: message.id, result: {} } });
+ *       }
+ *       return Promise.resolve();
+ *     },
+ *     ended: end.promise,
+ *     close: () => {
+ *       end.resolve({ kind: "closed" });
+ *       return Promise.resolve();
+ *     },
+ *   };
+ * }
+ * const link = echoLink();
+ * const frames: UpstreamFrame[] = [];
+ * const reading = link.read((frame) => void frames.push(frame));
+ * await link.send({ jsonrpc: "2.0", id: 1, method: "ping" });
+ * await link.close();
+ * await reading;
+ * if (frames.length !== 1 || frames[0]!.kind !== "message") throw new Error();
+ * ```
+ */
 export interface UpstreamLink {
   /**
    * True for an upstream server that is not on this host (a URL, a transport
@@ -99,5 +202,18 @@ export interface UpstreamLink {
 /**
  * Makes the link of a connection. It rejects with an `UpstreamFailure` of the
  * kind `spawn_failed` (a command) or `connect_failed` (a URL).
+ *
+ * @example
+ * ```ts
+ * import type { Connect } from "./link.ts";
+ * import { connectMemoryLink } from "./memory.ts";
+ * import { McpServer } from "@modelcontextprotocol/server";
+ * // Each call makes a new link (a restart makes another).
+ * const connect: Connect = () =>
+ *   connectMemoryLink(() => new McpServer({ name: "s", version: "1" }));
+ * const [a, b] = [await connect(), await connect()];
+ * if (a === b) throw new Error();
+ * await Promise.all([a.close(), b.close()]);
+ * ```
  */
 export type Connect = () => Promise<UpstreamLink>;

@@ -30,10 +30,39 @@ import {
 import { UpstreamFailure } from "./failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
 
-/** The server product of a factory: what `serveStdio` of the SDK accepts. */
+/**
+ * The server product of a factory: what `serveStdio` of the SDK accepts.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/server";
+ * import { serverInfoOf, type ServerProduct } from "./memory.ts";
+ * const server = new McpServer({ name: "demo", version: "1.0.0" });
+ * // An McpServer, or its low-level Server.
+ * const products: ServerProduct[] = [server, server.server];
+ * if (products.some((product) => serverInfoOf(product)?.name !== "demo")) throw new Error();
+ * ```
+ */
 export type ServerProduct = McpServer | Server;
 
-/** Makes a fresh SDK v2 server for one connection, as `serveStdio` of the SDK takes it. */
+/**
+ * Makes a fresh SDK v2 server for one connection, as `serveStdio` of the SDK takes it.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/server";
+ * import { connectMemoryLink, type ServerFactory } from "./memory.ts";
+ * const eras: string[] = [];
+ * // A fresh server for each connection; `era` says which revision the client speaks.
+ * const factory: ServerFactory = ({ era }) => {
+ *   eras.push(era);
+ *   return new McpServer({ name: "demo", version: "1.0.0" });
+ * };
+ * const link = await connectMemoryLink(factory);
+ * await link.close();
+ * if (eras.some((era) => era !== "legacy" && era !== "modern")) throw new Error();
+ * ```
+ */
 export type ServerFactory = (
   ctx: { readonly era: "legacy" | "modern" },
 ) => ServerProduct | Promise<ServerProduct>;
@@ -70,6 +99,14 @@ function toFrame(message: WireMessage): UpstreamFrame {
 /**
  * The serverInfo of an SDK server, as it gave it to its constructor. The SDK
  * has no public accessor; its own entries read the same field.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/server";
+ * import { serverInfoOf } from "./memory.ts";
+ * const info = serverInfoOf(new McpServer({ name: "demo", version: "1.0.0" }));
+ * if (info?.name !== "demo" || info.version !== "1.0.0") throw new Error();
+ * ```
  */
 export function serverInfoOf(product: ServerProduct): JsonObject | undefined {
   const server = "server" in product ? product.server : product;
@@ -87,7 +124,32 @@ function nameOf(product: ServerProduct): string | undefined {
   return typeof name === "string" && name !== "" ? name : undefined;
 }
 
-/** The bridge's end of a memory link. */
+/**
+ * The bridge's end of a memory link.
+ *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/server";
+ * import { MemoryLink } from "./memory.ts";
+ * import type { UpstreamFrame } from "./link.ts";
+ * import { ENVELOPE_KEYS, UPSTREAM_PROTOCOL_VERSION } from "./envelope.ts";
+ * const link = new MemoryLink(() => new McpServer({ name: "demo", version: "1.0.0" }));
+ * const answer = Promise.withResolvers<UpstreamFrame>();
+ * const reading = link.read((frame) => answer.resolve(frame));
+ * const _meta = {
+ *   [ENVELOPE_KEYS.protocolVersion]: UPSTREAM_PROTOCOL_VERSION,
+ *   [ENVELOPE_KEYS.clientInfo]: { name: "example", version: "1" },
+ *   [ENVELOPE_KEYS.clientCapabilities]: {},
+ * };
+ * await link.send({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } });
+ * const frame = await answer.promise;
+ * if (frame.kind !== "message" || !("result" in frame.value)) throw new Error();
+ * if (link.serverName !== "demo" || link.isRemote) throw new Error();
+ * await link.close();
+ * await reading;
+ * if ((await link.ended).kind !== "closed") throw new Error();
+ * ```
+ */
 export class MemoryLink implements UpstreamLink {
   readonly isRemote = false;
   readonly untimed = true;

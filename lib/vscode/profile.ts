@@ -6,7 +6,18 @@
 
 import type { Profile } from "../frontend/profile.ts";
 
-/** The settings of the bridge for Visual Studio Code and its Copilot chat. */
+/**
+ * The settings of the bridge for Visual Studio Code and its Copilot chat.
+ *
+ * @example
+ * ```ts
+ * import { VSCODE_PROFILE } from "./profile.ts";
+ * import { isBridgeId } from "../jsonrpc/id_scan.ts";
+ * if (VSCODE_PROFILE.reply_protocol_version !== "2025-11-25") throw new Error();
+ * if (!isBridgeId("b-1", VSCODE_PROFILE.request_id_prefix)) throw new Error();
+ * if (!VSCODE_PROFILE.meta_passthrough.prefixes.includes("vscode.")) throw new Error();
+ * ```
+ */
 export const VSCODE_PROFILE: Profile = Object.freeze({
   name: "mcp-bridge-vscode",
   reply_protocol_version: "2025-11-25",

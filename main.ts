@@ -21,7 +21,7 @@ import {
   isLogLevel,
   type LogLevel,
   redirectConsoleToStderr,
-} from "./lib/bridge/log.ts";
+} from "./lib/log.ts";
 import { spawnStdioLink } from "./lib/upstream/stdio.ts";
 import {
   connectRemote,

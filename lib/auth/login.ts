@@ -11,7 +11,7 @@
 
 import { parseArgs } from "node:util";
 import { extractWWWAuthenticateParams, type FetchLike } from "@modelcontextprotocol/client";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { mapUpstreamFailure } from "../bridge/failures.ts";
 import {
   HTTP_FLAGS,

@@ -7,7 +7,7 @@
  */
 
 import { parseArgs } from "node:util";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { usageReason } from "../usage.ts";
 import { issuerMetadata } from "./discovery.ts";
 import { SignInHttp } from "./sign_in_fetch.ts";

@@ -18,7 +18,7 @@ import {
   IssuerMismatchError,
   startAuthorization,
 } from "@modelcontextprotocol/client";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import type { UrlPrompt } from "../upstream/link.ts";
 import type { Challenge, ChallengeOutcome, TokenSource } from "../upstream/token_source.ts";
 import type { OpenBrowser } from "./browser.ts";

@@ -28,7 +28,7 @@ import { ModernPath } from "./embed_modern.ts";
 import { BridgeError } from "./errors.ts";
 import { Frontend } from "./frontend.ts";
 import type { Limits } from "./limits.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import type { Profile } from "./profile.ts";
 
 /** What the embedded bridge does with a server/discover before the first other request. */

@@ -7,7 +7,7 @@
  */
 
 import type { ErrorObject, Json, JsonObject, Message } from "../jsonrpc/message.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { type Cause, CODES, ERROR_TABLE } from "./error_table.ts";
 
 /** Placeholders of the sign-in messages, such as `{port}`. */

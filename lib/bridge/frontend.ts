@@ -31,7 +31,7 @@ import { mapUpstreamFailure } from "./failures.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { readClientFrame } from "./inbound.ts";
 import type { Limits } from "./limits.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { type LoggingLevel, setLevelParams } from "./logging.ts";
 import {
   NOTIFICATION_TABLE,

@@ -16,7 +16,7 @@ import { PassThrough } from "../legacy/passthrough.ts";
 import type { BridgeError } from "./errors.ts";
 import { declaredOf } from "./input_checks.ts";
 import type { Limits } from "./limits.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { type LoggingLevel, logMessageFor } from "./logging.ts";
 import type { PendingTable } from "./pending.ts";
 import type { Profile } from "./profile.ts";

@@ -15,7 +15,7 @@ import { UpstreamFailure } from "../upstream/failure.ts";
 import { BridgeError } from "./errors.ts";
 import { mapUpstreamFailure } from "./failures.ts";
 import { formatLimit, type Limits } from "./limits.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { CANCEL_REASONS } from "./pending.ts";
 
 /** The four events that the client gets, with the list that each belongs to. */

@@ -13,7 +13,7 @@ import { BridgeError } from "./errors.ts";
 import type { Declared } from "./input_checks.ts";
 import { type Outcome, type RoundEnv, runRounds } from "./input.ts";
 import type { Limits } from "./limits.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { passthroughMeta } from "./meta.ts";
 import { type ListenDeclared, listenDeclared, Listener } from "./notify.ts";
 import type { PendingTable } from "./pending.ts";

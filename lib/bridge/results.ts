@@ -10,7 +10,7 @@
  */
 
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import type { Quirks } from "./profile.ts";
 import { normalizeArrayItems } from "./items_rule.ts";
 import { materializeJson, skeletonOf } from "../jsonrpc/skeleton.ts";

@@ -9,7 +9,7 @@
 
 import { mapUpstreamFailure } from "../bridge/failures.ts";
 import { formatLimit, type Limits } from "../bridge/limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import type { Profile } from "../bridge/profile.ts";
 import { failureSummary, startUpstream } from "../bridge/start.ts";
 import { initializeCapabilities, serverInfo } from "../bridge/translate.ts";

@@ -8,7 +8,7 @@
  */
 
 import { applyResultRules } from "../bridge/results.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import type { Quirks } from "../bridge/profile.ts";
 import { type IconRule, LIST_METHODS } from "../bridge/translate.ts";
 import { isObject, type Json } from "../jsonrpc/message.ts";

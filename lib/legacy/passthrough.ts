@@ -25,7 +25,7 @@ import { BridgeError } from "../bridge/errors.ts";
 import { mapUpstreamFailure } from "../bridge/failures.ts";
 import type { Outcome } from "../bridge/input.ts";
 import { formatLimit, type Limits, roundTimeoutMs } from "../bridge/limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { type Answer, CANCEL_REASONS, type PendingTable } from "../bridge/pending.ts";
 import type { Profile } from "../bridge/profile.ts";
 import { ProgressRelay } from "../bridge/progress.ts";

@@ -1,7 +1,7 @@
 import { strictEqual } from "node:assert/strict";
 import { CODES } from "../../lib/bridge/error_table.ts";
 import { mapUpstreamFailure } from "../../lib/bridge/failures.ts";
-import { type FailureKind, UpstreamFailure } from "../../lib/upstream/failure.ts";
+import { type FailureKind, type SignInCause, UpstreamFailure } from "../../lib/upstream/failure.ts";
 
 const KINDS: FailureKind[] = [
   "rpc",
@@ -15,7 +15,7 @@ const KINDS: FailureKind[] = [
   "connect_failed",
   "sign_in",
 ];
-const SIGN_IN = [
+const SIGN_IN: SignInCause[] = [
   "sign_in_failed",
   "sign_in_timeout",
   "sign_in_denied",

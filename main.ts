@@ -16,12 +16,7 @@ import {
   type Limits,
   parseLimitFlags,
 } from "./lib/bridge/limits.ts";
-import {
-  createLogger,
-  isLogLevel,
-  type LogLevel,
-  redirectConsoleToStderr,
-} from "./lib/log.ts";
+import { createLogger, isLogLevel, type LogLevel, redirectConsoleToStderr } from "./lib/log.ts";
 import { spawnStdioLink } from "./lib/upstream/stdio.ts";
 import {
   connectRemote,

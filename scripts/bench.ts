@@ -14,7 +14,7 @@
 import { fileURLToPath } from "node:url";
 import { applyResultRules } from "../lib/translate/results.ts";
 import { ProgressRelay } from "../lib/frontend/progress.ts";
-import { createLogger, type Logger, SILENT_LOGGER } from "../lib/bridge/log.ts";
+import { createLogger, type Logger, SILENT_LOGGER } from "../lib/log.ts";
 import type { JsonObject } from "../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";
 import { benchHttp } from "./bench_http.ts";

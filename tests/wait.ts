@@ -1,6 +1,8 @@
 /**
  * Waiting in tests: poll a condition with a deadline instead of a fixed
  * sleep, so a test is as fast as the code and fails with a clear message.
+ * The waits of the product that a signal ends are in lib/jsonrpc/abortable.ts;
+ * these have none, because a test's wait ends at its deadline.
  */
 
 /** Options of {@linkcode waitFor}. */

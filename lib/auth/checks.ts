@@ -1,21 +1,10 @@
 /**
- * The checks of an authorization URL before the browser gets it, and the
- * random `state` of a sign-in.
+ * The checks of an authorization URL before the browser gets it.
  *
  * @module
  */
 
-/** A random value for `state` (192 bits, base64url). */
-export function randomState(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
-    .replaceAll("=", "");
-}
-
-/** True for a loopback host name: 127.0.0.0/8, `[::1]`, `localhost`. */
-export function isLoopbackHost(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
+import { isLoopbackHost } from "../net/loopback.ts";
 
 /**
  * The checks of an authorization URL before the browser gets it: https (or

@@ -6,25 +6,10 @@
  * @module
  */
 
-import { UpstreamFailure } from "../upstream/failure.ts";
+import { type SignInCause, UpstreamFailure } from "../upstream/failure.ts";
 
-/** The sign-in causes of the error table. */
-export type SignInCause =
-  | "sign_in_failed"
-  | "sign_in_timeout"
-  | "sign_in_denied"
-  | "sign_in_error"
-  | "sign_in_invalid_url"
-  | "sign_in_start_reused"
-  | "browser_launch_failed"
-  | "redirect_port_unavailable"
-  | "registration_unavailable"
-  | "registration_failed"
-  | "issuer_not_registered"
-  | "invalid_client_metadata_url"
-  | "access_refused"
-  | "reauthorization_required"
-  | "sandbox";
+/** The sign-in causes of the error table (defined in `upstream/failure.ts`). */
+export type { SignInCause };
 
 /**
  * A sign-in failure. `detail` must hold no URL, code, verifier or token.

@@ -11,7 +11,7 @@
  */
 
 import { extractWWWAuthenticateParams, type FetchLike } from "@modelcontextprotocol/client";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import type { RemoteTarget } from "../upstream/http_options.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { issuerMetadata } from "./discovery.ts";
 import { SignInHttp } from "./sign_in_fetch.ts";
 import { isSignInFailure } from "./failures.ts";

@@ -7,7 +7,7 @@
  */
 
 import type { FetchLike } from "@modelcontextprotocol/client";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { systemBrowser } from "./browser.ts";
 import type { SignIn } from "./sign_in.ts";
 import { linkFetch } from "./sign_in_fetch.ts";

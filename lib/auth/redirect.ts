@@ -7,6 +7,7 @@
  * @module
  */
 
+import { randomToken } from "../random_token.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { isSignInFailure, signInFailure } from "./failures.ts";
 
@@ -22,12 +23,6 @@ export type PageOutcome = { readonly ok: true } | { readonly ok: false; readonly
 /** A code of an OAuth error that is safe to show and log (RFC 6749 allows no more). */
 export function safeErrorCode(code: string): string {
   return /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(code) && !/\s/.test(code) ? code : "invalid";
-}
-
-function randomPath(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(24));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
-    .replaceAll("=", "");
 }
 
 function page(status: number, title: string, text: string): Response {
@@ -86,7 +81,7 @@ export class RedirectListener {
 
   /** Listens on 127.0.0.1:`port`. */
   static listen(port: number): Promise<RedirectListener> {
-    const startPath = `/start/${randomPath()}`;
+    const startPath = `/start/${randomToken(24)}`;
     const holder: { listener?: RedirectListener } = {};
     let server: Deno.HttpServer<Deno.NetAddr>;
     try {

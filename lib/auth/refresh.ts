@@ -7,7 +7,7 @@
  */
 
 import { refreshAuthorization } from "@modelcontextprotocol/client";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { issuerMetadata } from "./discovery.ts";
 import { isSignInFailure } from "./failures.ts";
 import type { ClientSettings } from "./registration.ts";

@@ -18,7 +18,7 @@ import {
   IssuerMismatchError,
   startAuthorization,
 } from "@modelcontextprotocol/client";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import type { UrlPrompt } from "../upstream/link.ts";
 import type { Challenge, ChallengeOutcome, TokenSource } from "../upstream/token_source.ts";
 import type { OpenBrowser } from "./browser.ts";
@@ -27,7 +27,8 @@ import { refreshEntry, storedClient } from "./refresh.ts";
 import { SignInHttp } from "./sign_in_fetch.ts";
 import { isSignInFailure, sandboxLine, signInFailure, timeoutFailure } from "./failures.ts";
 import { signInScope } from "./scope.ts";
-import { authorizationUrlIsValid, randomState } from "./checks.ts";
+import { authorizationUrlIsValid } from "./checks.ts";
+import { randomToken } from "../random_token.ts";
 import { pageReason, RedirectListener } from "./redirect.ts";
 import { toStored, usable } from "./token_life.ts";
 import { chooseClient, type ClientSettings } from "./registration.ts";
@@ -313,7 +314,7 @@ export class SignIn implements TokenSource {
       // Stored at once: a sign-in that fails later reuses the registration.
       await store.write(serverUrl, current);
     }
-    const state = randomState();
+    const state = randomToken(24); // 192 bits
     let started;
     try {
       started = await startAuthorization(info.authorizationServerUrl, {

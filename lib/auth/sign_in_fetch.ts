@@ -13,7 +13,7 @@
 
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { UpstreamFailure } from "../upstream/failure.ts";
-import { isLoopbackHost } from "./checks.ts";
+import { isLoopbackHost } from "../net/loopback.ts";
 import { signInFailure } from "./failures.ts";
 
 /** The byte limit of a response of the sign-in: its JSON documents are small. */

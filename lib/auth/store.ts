@@ -13,6 +13,7 @@
  */
 
 import { join } from "node:path";
+import { abortableDelay } from "../jsonrpc/abortable.ts";
 
 /** A client registration of the bridge at one authorization server. */
 export interface StoredClient {
@@ -303,23 +304,4 @@ async function readRegularFile(path: string): Promise<string | undefined> {
   if (handle === undefined) return undefined;
   // The response reads the file to its end and closes it.
   return await new Response(handle.readable).text();
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts. */
-export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

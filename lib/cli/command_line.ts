@@ -11,7 +11,7 @@
 import { parseArgs } from "node:util";
 import { basename, extname } from "node:path";
 import { type Limits, parseLimitFlags } from "../frontend/limits.ts";
-import { isLogLevel, type LogLevel } from "../bridge/log.ts";
+import { isLogLevel, type LogLevel } from "../log.ts";
 import { isProtocol, type Protocol } from "../legacy/auto.ts";
 import {
   isUrlArgument,

@@ -9,7 +9,7 @@
  */
 
 import { Frontend } from "../frontend/frontend.ts";
-import { createLogger, redirectConsoleToStderr } from "../bridge/log.ts";
+import { createLogger, redirectConsoleToStderr } from "../log.ts";
 import { openStdio } from "../jsonrpc/stdio_pipes.ts";
 import { legacyConnect } from "../legacy/wiring.ts";
 import { connectRemote } from "../upstream/http_options.ts";

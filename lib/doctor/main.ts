@@ -7,7 +7,7 @@
  * @module
  */
 
-import { createLogger, type Logger, SILENT_LOGGER } from "../bridge/log.ts";
+import { createLogger, type Logger, SILENT_LOGGER } from "../log.ts";
 import type { Limits } from "../frontend/limits.ts";
 import type { Profile } from "../frontend/profile.ts";
 import type { AuthSettings } from "../auth/options.ts";

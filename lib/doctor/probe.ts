@@ -9,7 +9,7 @@
 
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit, type Limits } from "../frontend/limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import type { Profile } from "../frontend/profile.ts";
 import { failureSummary, startUpstream } from "../frontend/start.ts";
 import { initializeCapabilities, serverInfo } from "../translate/translate.ts";

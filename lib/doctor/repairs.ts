@@ -8,7 +8,7 @@
  */
 
 import { applyResultRules } from "../translate/results.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import type { Quirks } from "../frontend/profile.ts";
 import { type IconRule, LIST_METHODS } from "../translate/translate.ts";
 import { isObject, type Json } from "../jsonrpc/message.ts";

@@ -28,7 +28,7 @@ import { ModernPath } from "./embed_modern.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { Frontend } from "../frontend/frontend.ts";
 import type { Limits } from "../frontend/limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import type { Profile } from "../frontend/profile.ts";
 
 /**
@@ -114,7 +114,7 @@ interface Path {
  * import { serveStdioAuto } from "./embed.ts";
  * import { VSCODE_PROFILE } from "../vscode/profile.ts";
  * import { DEFAULT_LIMITS } from "../frontend/limits.ts";
- * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * import { SILENT_LOGGER } from "../log.ts";
  * const client = new TransformStream<Uint8Array, Uint8Array>();
  * const answered = Promise.withResolvers<void>();
  * let text = "";

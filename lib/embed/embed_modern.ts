@@ -44,7 +44,7 @@ import { classify, parseLine } from "../jsonrpc/parse.ts";
 import { type ServerFactory, serverInfoOf } from "../upstream/memory.ts";
 import { BridgeError } from "../errors/errors.ts";
 import type { Limits } from "../frontend/limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 
 /** Options of a {@linkcode ModernPath}. */
 export interface ModernPathOptions {

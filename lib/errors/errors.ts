@@ -7,7 +7,7 @@
  */
 
 import type { ErrorObject, Json, JsonObject, Message } from "../jsonrpc/message.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { type Cause, CODES, ERROR_TABLE } from "./error_table.ts";
 
 /** Placeholders of the sign-in messages, such as `{port}`. */
@@ -103,7 +103,7 @@ export function fromUpstreamError(error: ErrorObject): BridgeError {
  * @example
  * ```ts
  * import { unwritableResponse } from "./errors.ts";
- * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * import { SILENT_LOGGER } from "../log.ts";
  * const response = { jsonrpc: "2.0" as const, id: 4, result: { n: 1 } };
  * const instead = unwritableResponse(response, new RangeError("too deep"), SILENT_LOGGER);
  * if (!instead || !("error" in instead) || instead.id !== 4) throw new Error();

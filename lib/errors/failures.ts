@@ -6,7 +6,7 @@
  */
 
 import { UpstreamFailure } from "../upstream/failure.ts";
-import { type Cause, CODES, ERROR_TABLE } from "./error_table.ts";
+import { CODES } from "./error_table.ts";
 import { BridgeError, fromUpstreamError, RESERVED_URL_CODE } from "./errors.ts";
 
 /**
@@ -31,14 +31,15 @@ export function statusDetail(
     : `${upstreamMessage} (HTTP status ${status})`;
 }
 
-/** A sign-in cause of the error table, or undefined for a name the table lacks. */
+/**
+ * The error of a failed sign-in: its cause of the table (the type of
+ * `SignInCause` makes each one a row of the table), or sign_in_failed when the
+ * failure has no cause.
+ */
 function signInError(failure: UpstreamFailure): BridgeError {
   const info = failure.signIn;
-  if (info && Object.hasOwn(ERROR_TABLE, info.cause) && info.cause !== "canceled") {
-    const cause = info.cause as Exclude<Cause, "canceled">;
-    return BridgeError.of(cause, info.detail ?? statusDetail(failure.status), info.placeholders);
-  }
-  return BridgeError.of("sign_in_failed", info?.detail);
+  if (!info) return BridgeError.of("sign_in_failed");
+  return BridgeError.of(info.cause, info.detail ?? statusDetail(failure.status), info.placeholders);
 }
 
 /**

@@ -31,7 +31,7 @@ import { mapUpstreamFailure } from "../errors/failures.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { readClientFrame } from "./inbound.ts";
 import type { Limits } from "./limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { type LoggingLevel, setLevelParams } from "./client_log_level.ts";
 import {
   NOTIFICATION_TABLE,

@@ -16,7 +16,7 @@ import { PassThrough } from "../legacy/passthrough.ts";
 import type { BridgeError } from "../errors/errors.ts";
 import { declaredOf } from "../input/input_checks.ts";
 import type { Limits } from "./limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { type LoggingLevel, logMessageFor } from "./client_log_level.ts";
 import type { PendingTable } from "../input/pending.ts";
 import type { Profile } from "./profile.ts";

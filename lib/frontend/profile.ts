@@ -12,7 +12,7 @@
  * ```ts
  * import type { Quirks } from "./profile.ts";
  * import { applyResultRules } from "../translate/results.ts";
- * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * import { SILENT_LOGGER } from "../log.ts";
  * const strict: Quirks = {
  *   normalize_array_items: false,
  *   drop_non_object_output_schema: false,

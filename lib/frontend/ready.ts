@@ -13,7 +13,7 @@ import { BridgeError } from "../errors/errors.ts";
 import type { Declared } from "../input/input_checks.ts";
 import { type Outcome, type RoundEnv, runRounds } from "../input/rounds.ts";
 import type { Limits } from "./limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { passthroughMeta } from "./meta.ts";
 import { type ListenDeclared, listenDeclared, Listener } from "../listen/listen_stream.ts";
 import type { PendingTable } from "../input/pending.ts";

@@ -12,7 +12,7 @@ import { UpstreamFailure } from "../upstream/failure.ts";
 import type { BridgeError } from "../errors/errors.ts";
 import { mapDiscoverFailure, mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit } from "./limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { upstreamCapabilities, upstreamClientInfo } from "../translate/translate.ts";
 
 /** What the start needs. */

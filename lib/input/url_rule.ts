@@ -8,13 +8,13 @@
  * @module
  */
 
+import { isLoopbackHost } from "../net/loopback.ts";
+
 // RFC 3986 appendix B, with the authority split further below.
 const URI = /^([A-Za-z][A-Za-z0-9+.-]*):(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/;
 // The characters of a URI: unreserved, reserved and the percent sign.
 const URI_CHARS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]*$/;
 const PCT = /%(?![0-9A-Fa-f]{2})/;
-const DEC_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
-const LOOPBACK_V4 = new RegExp(`^127\\.${DEC_OCTET}\\.${DEC_OCTET}\\.${DEC_OCTET}$`);
 
 /** The parts of an absolute URI. */
 interface Parts {
@@ -55,11 +55,6 @@ function parse(url: string): Parts | undefined {
   if (port !== undefined && !/^[0-9]*$/.test(port)) return undefined;
   if (host === "") return undefined;
   return { scheme, userinfo, host, port };
-}
-
-/** True for localhost, an address in 127.0.0.0/8, or [::1]. */
-export function isLoopbackHost(host: string): boolean {
-  return host.toLowerCase() === "localhost" || LOOPBACK_V4.test(host) || host === "[::1]";
 }
 
 /**

@@ -1,8 +1,15 @@
 /**
- * Waiting for a promise until a signal aborts, without `Promise.race` on a
- * promise that lives as long as the connection: each race adds a reaction to
- * the long-lived promise that stays until it settles (about 300 bytes, so
- * 300 MB for a million waits). Here the abort listener goes away with the wait.
+ * The waits of the product that a signal ends: a promise until a signal
+ * aborts ({@linkcode untilAborted}), and a delay until a signal aborts
+ * ({@linkcode abortableDelay}). Each removes its abort listener when it
+ * settles, so nothing stays behind on a long-lived signal.
+ *
+ * `untilAborted` does not use `Promise.race` on a promise that lives as long
+ * as the connection: each race adds a reaction to the long-lived promise that
+ * stays until it settles (about 300 bytes, so 300 MB for a million waits).
+ * Here the abort listener goes away with the wait.
+ *
+ * The tests poll with `waitFor` of `tests/wait.ts`, which has no signal.
  *
  * @module
  */
@@ -30,5 +37,38 @@ export function untilAborted<T, F>(
     const onAbort = () => resolve(fallback);
     signal.addEventListener("abort", onAbort, { once: true });
     promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/**
+ * Resolves after `ms`, or rejects with the signal's reason as soon as it
+ * aborts (at once when it already has). The timer and the listener go away
+ * with the wait.
+ *
+ * @example
+ * ```ts
+ * import { abortableDelay } from "./abortable.ts";
+ * await abortableDelay(1, new AbortController().signal);
+ * const stop = new AbortController();
+ * const waiting = abortableDelay(60_000, stop.signal).catch((reason) => reason);
+ * stop.abort("stopped");
+ * if ((await waiting) !== "stopped") throw new Error();
+ * ```
+ */
+export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
   });
 }

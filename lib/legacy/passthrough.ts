@@ -25,7 +25,7 @@ import { BridgeError } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import type { Outcome } from "../input/rounds.ts";
 import { formatLimit, type Limits, roundTimeoutMs } from "../frontend/limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { type Answer, CANCEL_REASONS, type PendingTable } from "../input/pending.ts";
 import type { Profile } from "../frontend/profile.ts";
 import { ProgressRelay } from "../frontend/progress.ts";

@@ -15,7 +15,7 @@ import { UpstreamFailure } from "../upstream/failure.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit, type Limits } from "../frontend/limits.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import { CANCEL_REASONS } from "../input/pending.ts";
 
 /** The four events that the client gets, with the list that each belongs to. */

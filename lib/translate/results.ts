@@ -10,7 +10,7 @@
  */
 
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
-import type { Logger } from "../bridge/log.ts";
+import type { Logger } from "../log.ts";
 import type { Quirks } from "../frontend/profile.ts";
 import { normalizeArrayItems } from "./items_rule.ts";
 import { materializeJson, skeletonOf } from "../jsonrpc/skeleton.ts";
@@ -27,7 +27,7 @@ const MODERN_MEMBERS = ["resultType", "ttlMs", "cacheScope"] as const;
  * ```ts
  * import { applyResultRules, type ResultContext } from "./results.ts";
  * import { VSCODE_PROFILE } from "../vscode/profile.ts";
- * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * import { SILENT_LOGGER } from "../log.ts";
  * const ctx: ResultContext = { quirks: VSCODE_PROFILE.quirks, icons: "all", log: SILENT_LOGGER };
  * const tool = { name: "t", inputSchema: { type: "object" }, outputSchema: { type: "string" } };
  * // VS Code's quirks drop an outputSchema that is not an object schema; a bad cursor goes too.
@@ -157,7 +157,7 @@ export function filterIcons(method: string, result: JsonObject): void {
  * ```ts
  * import { applyResultRules } from "./results.ts";
  * import { VSCODE_PROFILE } from "../vscode/profile.ts";
- * import { SILENT_LOGGER } from "../bridge/log.ts";
+ * import { SILENT_LOGGER } from "../log.ts";
  * const ctx = { quirks: VSCODE_PROFILE.quirks, icons: "all" as const, log: SILENT_LOGGER };
  * const result = { resultType: "complete", content: [], structuredContent: { sum: 3 } };
  * // The members of 2026-07-28 go; structured content gets its text mirror.

@@ -33,10 +33,38 @@ export type FailureKind =
   /** A sign-in was needed and failed; `signIn` has the cause. */
   | "sign_in";
 
+/**
+ * The sign-in causes of the error table (`errors/error_table.ts`), the rows
+ * from `sign_in_failed` to its end. They are written here because the upstream
+ * side does not import the bridge; `tests/upstream/failure_test.ts` checks
+ * that they are the table's, and `errors/failures.ts` that each is a cause of
+ * the table.
+ */
+export const SIGN_IN_CAUSES = [
+  "sign_in_failed",
+  "sign_in_timeout",
+  "sign_in_denied",
+  "sign_in_error",
+  "sign_in_invalid_url",
+  "sign_in_start_reused",
+  "browser_launch_failed",
+  "redirect_port_unavailable",
+  "registration_unavailable",
+  "registration_failed",
+  "issuer_not_registered",
+  "invalid_client_metadata_url",
+  "access_refused",
+  "reauthorization_required",
+  "sandbox",
+] as const;
+
+/** A sign-in cause of the error table, such as `sign_in_timeout` or `sandbox`. */
+export type SignInCause = typeof SIGN_IN_CAUSES[number];
+
 /** A failed sign-in: a cause of the error table with its detail and placeholders. */
 export interface SignInFailureInfo {
   /** A sign-in cause of the error table, such as `sign_in_timeout` or `sandbox`. */
-  readonly cause: string;
+  readonly cause: SignInCause;
   readonly detail?: string;
   /** The placeholders of the message, such as `{ seconds: 300 }`. */
   readonly placeholders?: Readonly<Record<string, string | number>>;

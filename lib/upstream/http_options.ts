@@ -8,6 +8,7 @@
  * @module
  */
 
+import { isLoopbackHost } from "../net/loopback.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { createHttpLink } from "./http.ts";
 import { HEADER_NAME } from "./http_headers.ts";
@@ -64,20 +65,6 @@ const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** True for a positional that is a URL, not a command (`scheme://`). */
 export function isUrlArgument(text: string): boolean {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(text);
-}
-
-/**
- * True for a loopback host: localhost, 127.0.0.0/8 or [::1].
- *
- * @example
- * ```ts
- * import { isLoopbackHost } from "./http_options.ts";
- * if (!isLoopbackHost("127.0.0.2") || isLoopbackHost("example.com")) throw new Error();
- * ```
- */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase();
-  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 function parseUrl(text: string, allowHttp: boolean): URL {

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { createLogger } from "../../lib/bridge/log.ts";
+import { createLogger } from "../../lib/log.ts";
 import { SignIn, type SignInSettings } from "../../lib/auth/sign_in.ts";
 import { type LockTimes, TokenStore } from "../../lib/auth/store.ts";
 import { type BrowserMode, type BrowserVisit, visit } from "../fixtures/auth/browser.ts";

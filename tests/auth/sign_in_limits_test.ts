@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
-import { createLogger } from "../../lib/bridge/log.ts";
+import { createLogger } from "../../lib/log.ts";
 import { SignIn } from "../../lib/auth/sign_in.ts";
 import { linkFetch, SignInHttp } from "../../lib/auth/sign_in_fetch.ts";
 import { TokenStore } from "../../lib/auth/store.ts";

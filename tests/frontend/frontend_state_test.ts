@@ -3,7 +3,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { Frontend } from "../../lib/frontend/frontend.ts";
 import { DEFAULT_LIMITS } from "../../lib/frontend/limits.ts";
-import { SILENT_LOGGER } from "../../lib/bridge/log.ts";
+import { SILENT_LOGGER } from "../../lib/log.ts";
 import {
   NOTIFICATION_TABLE,
   notificationKind,

@@ -2,7 +2,7 @@
 
 import { Frontend } from "../../lib/frontend/frontend.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../lib/frontend/limits.ts";
-import { createLogger } from "../../lib/bridge/log.ts";
+import { createLogger } from "../../lib/log.ts";
 import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";

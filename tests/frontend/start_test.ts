@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { createLogger } from "../../lib/bridge/log.ts";
+import { createLogger } from "../../lib/log.ts";
 import {
   failureSummary,
   type Started,

@@ -1,3 +1,4 @@
+import type { SignInCause } from "../../lib/upstream/failure.ts";
 import { strictEqual } from "node:assert/strict";
 import { CODES } from "../../lib/errors/error_table.ts";
 import { mapUpstreamFailure } from "../../lib/errors/failures.ts";
@@ -15,7 +16,7 @@ const KINDS: FailureKind[] = [
   "connect_failed",
   "sign_in",
 ];
-const SIGN_IN = [
+const SIGN_IN: SignInCause[] = [
   "sign_in_failed",
   "sign_in_timeout",
   "sign_in_denied",

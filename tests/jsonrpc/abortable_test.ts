@@ -1,7 +1,7 @@
 /** Waits that an abort ends: nothing stays behind on the long-lived signal. */
 
 import { strictEqual } from "node:assert/strict";
-import { untilAborted } from "../../lib/jsonrpc/abortable.ts";
+import { abortableDelay, untilAborted } from "../../lib/jsonrpc/abortable.ts";
 import { readChunks } from "../../lib/jsonrpc/byte_io.ts";
 
 const heapMb = () => Deno.memoryUsage().heapUsed / 1048576;
@@ -49,4 +49,40 @@ Deno.test("a failed read fails the reader, as a stream's error did: not a silent
   const source = readChunks({ read: () => Promise.reject(new Error("EIO")) });
   const error = await source.next().catch((e) => e);
   strictEqual(error instanceof Error && error.message, "EIO");
+});
+
+/** A signal that counts the abort listeners it holds. */
+function countedSignal(controller: AbortController): { signal: AbortSignal; held: () => number } {
+  const signal = controller.signal;
+  let held = 0;
+  const add = signal.addEventListener.bind(signal);
+  const remove = signal.removeEventListener.bind(signal);
+  signal.addEventListener = ((...args: Parameters<typeof add>) => {
+    held++;
+    add(...args);
+  }) as typeof signal.addEventListener;
+  signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+    held--;
+    remove(...args);
+  }) as typeof signal.removeEventListener;
+  return { signal, held: () => held };
+}
+
+Deno.test("abortableDelay: resolves after its time and leaves no listener on the signal", async () => {
+  const { signal, held } = countedSignal(new AbortController());
+  const start = performance.now();
+  await Promise.all([abortableDelay(30, signal), abortableDelay(10, signal)]);
+  strictEqual(performance.now() - start >= 29, true, `${performance.now() - start} ms`);
+  strictEqual(held(), 0);
+});
+
+Deno.test("abortableDelay: an abort rejects with the signal's reason at once, before its time", async () => {
+  const stop = new AbortController();
+  const start = performance.now();
+  const waiting = abortableDelay(60_000, stop.signal).then(() => "resolved", (reason) => reason);
+  stop.abort("stopped");
+  strictEqual(await waiting, "stopped");
+  strictEqual(performance.now() - start < 1_000, true);
+  // An aborted signal rejects without waiting.
+  strictEqual(await abortableDelay(60_000, stop.signal).catch((reason) => reason), "stopped");
 });

@@ -8,7 +8,8 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { DENO, ROOT } from "./helpers.ts";
-import { RawBridge, waitFor } from "./raw_bridge.ts";
+import { RawBridge } from "./raw_bridge.ts";
+import { waitFor } from "../wait.ts";
 
 const FLOOD_SERVER = [DENO, "run", "-A", `${ROOT}tests/fixtures/hostile_server.ts`];
 /** Peak RSS of the bridge in these runs; an unbounded queue passes it (~110 MB per 100,000). */
@@ -31,12 +32,12 @@ Deno.test("a client that does not read stops the bridge from reading; then all r
   let seen = -1;
   let since = Date.now();
   await waitFor(
+    "the input to stall",
     () => {
       if (seen !== accepted) [seen, since] = [accepted, Date.now()];
       return Date.now() - since > 500 || accepted === total;
     },
-    30_000,
-    "the input to stall",
+    { timeoutMs: 30_000, intervalMs: 20 },
   );
   ok(accepted < total, `the bridge read all ${total} pings while nobody read its output`);
   for (let i = 0; i < total; i++) {
@@ -90,7 +91,10 @@ Deno.test("log lines of the upstream server wait for a client that does not read
     }) + "\n",
   );
   // The client does not read until the server's writes wait.
-  await waitFor(() => bridge.stderr.includes("flood: stalled"), 20_000, "the server to stall");
+  await waitFor("the server to stall", () => bridge.stderr.includes("flood: stalled"), {
+    timeoutMs: 20_000,
+    intervalMs: 20,
+  });
   for (let i = 0; i < logs; i++) {
     const message = await bridge.message();
     deepStrictEqual(message.params, { level: "info", data: `log ${i}` });

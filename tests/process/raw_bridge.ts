@@ -116,12 +116,3 @@ export class RawBridge implements AsyncDisposable {
     await this.#stderrDone;
   }
 }
-
-/** Resolves when `check` holds; polls every 20 ms, fails after `ms`. */
-export async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

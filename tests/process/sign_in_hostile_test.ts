@@ -17,6 +17,7 @@ import {
   startHostile,
 } from "../fixtures/auth/hostile_server.ts";
 import { freePort } from "../auth/harness.ts";
+import { waitFor } from "../wait.ts";
 
 /** The peak resident memory of a process, in MB. */
 function peakMb(pid: number): number {
@@ -26,13 +27,10 @@ function peakMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
+/** True once the server has no open connection; false after `ms`. */
+function closed(server: { open(): number }, ms: number): Promise<boolean> {
+  return waitFor("no open connection", () => server.open() === 0, { timeoutMs: ms, intervalMs: 20 })
+    .catch(() => false);
 }
 
 interface Outcome {
@@ -99,7 +97,7 @@ for (const [at, step] of endless) {
       // The bridge read little of it (the socket buffers hold a few MB at most).
       ok(outcome.server.sent() < 64 * 1024 * 1024, `${outcome.server.sent()} bytes sent`);
       ok(
-        await waitFor(() => outcome.server.open() === 0, 5_000),
+        await closed(outcome.server, 5_000),
         `${outcome.server.open()} connections still open`,
       );
     });
@@ -116,7 +114,7 @@ Deno.test("process: a token endpoint that never answers is sign_in_timeout at --
       strictEqual(outcome.server.hits.get("/token"), 1, "the token request was sent");
       ok(outcome.ms >= 4_000 && outcome.ms < 7_000, `${outcome.ms} ms`);
       ok(
-        await waitFor(() => outcome.server.open() === 0, 3_000),
+        await closed(outcome.server, 3_000),
         `${outcome.server.open()} connections still open`,
       );
     },

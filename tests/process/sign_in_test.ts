@@ -15,6 +15,7 @@ import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { type ProviderOptions, startProvider } from "../fixtures/auth/provider.ts";
 import type { RunningResource } from "../fixtures/auth/resource.ts";
 import { freePort } from "../auth/harness.ts";
+import { waitFor } from "../wait.ts";
 
 interface E2E {
   readonly provider: Awaited<ReturnType<typeof startProvider>>;
@@ -75,14 +76,6 @@ async function world(options: ProviderOptions = {}): Promise<E2E> {
       await Deno.remove(dir, { recursive: true });
     },
   };
-}
-
-async function waitFor(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 Deno.test("process: the first sign-in during initialize, a call, then a restart without a browser", async () => {
@@ -252,12 +245,12 @@ Deno.test("process: --no-browser logs the start URL and starts no browser", asyn
   try {
     await using bridge = new UrlBridge([...w.args, "--no-browser"], w.env);
     const init = bridge.initialize();
-    let url: string | undefined;
-    await waitFor(() => {
-      url = bridge.stderr.match(/http:\/\/127\.0\.0\.1:\d+\/start\/[\w-]+/)?.[0];
-      return Promise.resolve(url !== undefined);
-    });
-    await visit(url!, "login");
+    const url = await waitFor(
+      "the start URL in the log",
+      () => bridge.stderr.match(/http:\/\/127\.0\.0\.1:\d+\/start\/[\w-]+/)?.[0],
+      { timeoutMs: 15_000, intervalMs: 25 },
+    );
+    await visit(url, "login");
     const response = await init;
     ok(response.result, JSON.stringify(response));
     strictEqual(await w.opens(), 0);

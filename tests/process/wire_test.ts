@@ -2,7 +2,8 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { BridgeProcess, MODERN_SERVER } from "./helpers.ts";
-import { RawBridge, waitFor } from "./raw_bridge.ts";
+import { RawBridge } from "./raw_bridge.ts";
+import { waitFor } from "../wait.ts";
 
 Deno.test("a byte order mark at the start of the input is skipped; one later in the input is not", async () => {
   await using bridge = new BridgeProcess([], MODERN_SERVER);
@@ -82,21 +83,21 @@ Deno.test("ids that one double holds are two requests; a cancel matches its own 
   // Both in flight at once: not refused as a duplicate id.
   await bridge.write(call("9007199254740993", 800));
   await bridge.write(call("9007199254740992", 60_000));
-  await waitFor(started(2), 10_000, "two calls");
+  await waitFor("two calls", started(2), { timeoutMs: 10_000, intervalMs: 20 });
   // The value 2^53 (another token of it) cancels 2^53, not 2^53 + 1.
   await bridge.write(cancel("9007199254740992.0"));
-  await waitFor(canceled(1), 10_000, "the cancel");
+  await waitFor("the cancel", canceled(1), { timeoutMs: 10_000, intervalMs: 20 });
   ok((await bridge.line())?.startsWith('{"jsonrpc":"2.0","id":9007199254740993,"result":'));
   // The exact token cancels its request.
   await bridge.write(call("9007199254740993", 60_000));
-  await waitFor(started(3), 10_000, "the third call");
+  await waitFor("the third call", started(3), { timeoutMs: 10_000, intervalMs: 20 });
   await bridge.write(cancel("9007199254740993"));
-  await waitFor(canceled(2), 10_000, "its cancel");
+  await waitFor("its cancel", canceled(2), { timeoutMs: 10_000, intervalMs: 20 });
   // A string id and its escaped spelling are the same id.
   await bridge.write(call('"\\u0041"', 60_000));
-  await waitFor(started(4), 10_000, "the fourth call");
+  await waitFor("the fourth call", started(4), { timeoutMs: 10_000, intervalMs: 20 });
   await bridge.write(cancel('"A"'));
-  await waitFor(canceled(3), 10_000, "its cancel");
+  await waitFor("its cancel", canceled(3), { timeoutMs: 10_000, intervalMs: 20 });
   // None of the canceled calls got a response.
   await bridge.write('{"jsonrpc":"2.0","id":"last","method":"ping"}\n');
   strictEqual(await bridge.line(), '{"jsonrpc":"2.0","id":"last","result":{}}');

@@ -3,7 +3,7 @@ import { applyResultRules, type ResultContext } from "../../lib/translate/result
 import type { Quirks } from "../../lib/frontend/profile.ts";
 import type { Json } from "../../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
-import { type Logger, SILENT_LOGGER } from "../../lib/bridge/log.ts";
+import { type Logger, SILENT_LOGGER } from "../../lib/log.ts";
 
 function ctx(
   quirks: Partial<Quirks> = {},

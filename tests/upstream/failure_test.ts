@@ -1,5 +1,11 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { failureOfEnd, UpstreamFailure } from "../../lib/upstream/failure.ts";
+import { type Cause, ERROR_TABLE } from "../../lib/errors/error_table.ts";
+import {
+  failureOfEnd,
+  SIGN_IN_CAUSES,
+  type SignInCause,
+  UpstreamFailure,
+} from "../../lib/upstream/failure.ts";
 import type { LinkEnd } from "../../lib/upstream/link.ts";
 
 Deno.test("failureOfEnd: the one mapping of how a link ended", () => {
@@ -43,4 +49,13 @@ Deno.test("UpstreamFailure: the message names the kind, the code or the status, 
       ["UpstreamFailure", "upstream request failed: sign_in"],
     ],
   );
+});
+
+Deno.test("SIGN_IN_CAUSES are the sign-in rows of the error table, from sign_in_failed to its end", () => {
+  const causes = Object.keys(ERROR_TABLE);
+  deepStrictEqual([...SIGN_IN_CAUSES], causes.slice(causes.indexOf("sign_in_failed")));
+  // Each is a cause of the table with a response (not the canceled row).
+  const typed: readonly Exclude<Cause, "canceled">[] = SIGN_IN_CAUSES;
+  const first: SignInCause = SIGN_IN_CAUSES[0];
+  strictEqual(typed[0], first);
 });

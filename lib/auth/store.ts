@@ -13,6 +13,7 @@
  */
 
 import { join } from "node:path";
+import { type Clock, REAL_CLOCK, sleep } from "../clock.ts";
 
 /** A client registration of the bridge at one authorization server. */
 export interface StoredClient {
@@ -63,6 +64,8 @@ export class UnsafeStoreError extends StoreError {
 /** How often a waiter tries the lock again. */
 export interface LockTimes {
   readonly pollMs: number;
+  /** The clock of the polls; the real one by default (a fake one in tests). */
+  readonly clock?: Clock;
 }
 
 /** The default lock times: a waiter sees a freed lock (a holder done or killed) within 100 ms. */
@@ -221,7 +224,7 @@ export class TokenStore {
           throw new StoreError(`the token store ${this.dir} cannot be locked`);
         }
         if (locked) break;
-        await abortableDelay(this.#lockTimes.pollMs, signal);
+        await sleep(this.#lockTimes.clock ?? REAL_CLOCK, this.#lockTimes.pollMs, signal);
       }
       return await work();
     } finally {

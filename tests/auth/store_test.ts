@@ -130,7 +130,7 @@ Deno.test("a waiter stops waiting when its signal aborts", async () => {
       () => new Promise<void>((r) => release = r),
     );
     await new Promise((r) => setTimeout(r, 20));
-    await rejects(store.withLock(URL_A, AbortSignal.timeout(100), () => Promise.resolve()));
+    await rejects(store.withLock(URL_A, AbortSignal.timeout(50), () => Promise.resolve()));
     release();
     await held;
   } finally {

@@ -13,6 +13,7 @@
  */
 
 import { join } from "node:path";
+import type { Clock } from "../clock.ts";
 import { abortableDelay } from "../jsonrpc/abortable.ts";
 
 /** A client registration of the bridge at one authorization server. */
@@ -64,6 +65,8 @@ export class UnsafeStoreError extends StoreError {
 /** How often a waiter tries the lock again. */
 export interface LockTimes {
   readonly pollMs: number;
+  /** The clock of the polls; the real one by default (a fake one in tests). */
+  readonly clock?: Clock;
 }
 
 /** The default lock times: a waiter sees a freed lock (a holder done or killed) within 100 ms. */
@@ -222,7 +225,7 @@ export class TokenStore {
           throw new StoreError(`the token store ${this.dir} cannot be locked`);
         }
         if (locked) break;
-        await abortableDelay(this.#lockTimes.pollMs, signal);
+        await abortableDelay(this.#lockTimes.pollMs, signal, this.#lockTimes.clock);
       }
       return await work();
     } finally {

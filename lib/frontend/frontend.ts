@@ -14,6 +14,7 @@
  * @module
  */
 
+import type { Clock } from "../clock.ts";
 import type { ByteInput, ByteOutput } from "../jsonrpc/byte_io.ts";
 import { type Frame, readFrames } from "../jsonrpc/framer.ts";
 import {
@@ -83,6 +84,8 @@ export interface FrontendOptions {
    * 2025-11-25 is reached. Without it, only revision 2026-07-28.
    */
   readonly legacy?: Pick<LegacyOptions, "connect">;
+  /** The clock of the listen stream; the real one by default (a fake one in tests). */
+  readonly clock?: Clock;
 }
 
 /** The front end of one connection. */

@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { Clock } from "../clock.ts";
 import type { Json, JsonObject, Message } from "../jsonrpc/message.ts";
 import type { Connect } from "../upstream/link.ts";
 import { legacyFallback, type LegacyOptions } from "../legacy/auto.ts";
@@ -42,6 +43,8 @@ export interface InitializeContext {
   readonly nextElicitationId: () => string;
   /** The level of logging/setLevel (the log messages of a 2026-07-28 upstream server). */
   readonly logLevel: () => LoggingLevel | undefined;
+  /** The clock of the listen stream; the real one by default. */
+  readonly clock?: Clock | undefined;
 }
 
 /** How the first initialize ended. On a failure or a cancel, the upstream is already stopping. */
@@ -93,6 +96,7 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
         write,
         nextElicitationId: ctx.nextElicitationId,
         logLevel: ctx.logLevel,
+        clock: ctx.clock,
       });
       const result = initializeResult(profile, started.discover, fallback, ready.icons);
       return { kind: "ready", ready, result };

@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Clock } from "../clock.ts";
 import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import { BridgeError } from "../errors/errors.ts";
@@ -35,6 +36,8 @@ export interface ReadyOptions {
   readonly write: (message: Message) => void;
   readonly nextElicitationId: () => string;
   readonly logLevel: () => string | undefined;
+  /** The clock of the listen stream; the real one by default. */
+  readonly clock?: Clock | undefined;
 }
 
 /** The ready data, as the front end sees it. */
@@ -97,9 +100,17 @@ export class ReadySession implements Ready {
 
   initialized(): void {
     const { lists, subscribe } = this.listen;
-    const { limits, log, write, logLevel, pending, nextElicitationId } = this.#options;
+    const { limits, log, write, logLevel, pending, nextElicitationId, clock } = this.#options;
     if (!this.#listener && (lists.size > 0 || subscribe)) {
-      this.#listener = new Listener({ session: this.session, limits, log, lists, write, logLevel });
+      this.#listener = new Listener({
+        session: this.session,
+        limits,
+        log,
+        lists,
+        write,
+        logLevel,
+        clock,
+      });
       this.#listener.start();
     }
     const link = this.session.link;

@@ -14,6 +14,8 @@
  * @module
  */
 
+import { type Clock, REAL_CLOCK } from "../clock.ts";
+
 /**
  * Settles as `promise` does (its value or its error), or with `fallback` as
  * soon as `signal` aborts: a failed read still fails its reader.
@@ -41,9 +43,10 @@ export function untilAborted<T, F>(
 }
 
 /**
- * Resolves after `ms`, or rejects with the signal's reason as soon as it
- * aborts (at once when it already has). The timer and the listener go away
- * with the wait.
+ * Resolves after `ms` of `clock` (the real one by default; tests pass a
+ * fake one), or rejects with the signal's reason as soon as it aborts (at
+ * once when it already has). The timer and the listener go away with the
+ * wait.
  *
  * @example
  * ```ts
@@ -55,18 +58,22 @@ export function untilAborted<T, F>(
  * if ((await waiting) !== "stopped") throw new Error();
  * ```
  */
-export function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
+export function abortableDelay(
+  ms: number,
+  signal: AbortSignal,
+  clock: Clock = REAL_CLOCK,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(signal.reason);
       return;
     }
-    const timer = setTimeout(() => {
+    const timer = clock.setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       reject(signal.reason);
     };
     signal.addEventListener("abort", onAbort, { once: true });

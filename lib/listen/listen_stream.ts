@@ -8,6 +8,7 @@
  * @module
  */
 
+import { type Clock, REAL_CLOCK, type TimerId } from "../clock.ts";
 import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import { SUBSCRIPTION_ID_KEY } from "../upstream/envelope.ts";
@@ -65,6 +66,8 @@ export interface ListenerOptions {
   readonly write: (message: Message) => void;
   /** The log level of the client, for the `_meta` of each stream. */
   readonly logLevel: () => string | undefined;
+  /** The clock of the waits and the acknowledgment limit; the real one by default. */
+  readonly clock?: Clock | undefined;
 }
 
 /**
@@ -159,10 +162,12 @@ export class Listener {
   #closed = false;
   /** The stream that served the client was lost, and no stream has replaced it yet. */
   #lost = false;
-  #timers = new Set<ReturnType<typeof setTimeout>>();
+  #timers = new Set<TimerId>();
+  readonly #clock: Clock;
 
   constructor(options: ListenerOptions) {
     this.#o = options;
+    this.#clock = options.clock ?? REAL_CLOCK;
     this.#backoff = new Backoff(
       options.limits.listen_backoff_ms,
       options.limits.listen_max_backoff_ms,
@@ -199,7 +204,7 @@ export class Listener {
   /** Cancels every stream and waits for them. No stream opens after this call. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const timer of this.#timers) this.#clock.clearTimeout(timer);
     this.#timers.clear();
     const ends = [...this.#streams].map((stream) => {
       stream.controller.abort(CANCEL_REASONS.closed);
@@ -265,7 +270,7 @@ export class Listener {
       ended: Promise.resolve({ end: "stop", error: BridgeError.of("invalid_response") }),
     };
     this.#streams.add(stream);
-    const ackTimer = setTimeout(() => {
+    const ackTimer = this.#clock.setTimeout(() => {
       log.warn(
         `listen stream ${stream.n}: no acknowledgment in ${
           formatLimit(limits.listen_ack_timeout_ms)
@@ -284,8 +289,8 @@ export class Listener {
         if (method === ACKNOWLEDGED) {
           stream.acks++;
           if (stream.acks === 1) {
-            clearTimeout(ackTimer);
-            stream.ackedAt = Date.now();
+            this.#clock.clearTimeout(ackTimer);
+            stream.ackedAt = this.#clock.now();
             onFirstAck?.();
             const old = this.#active;
             this.#active = stream;
@@ -305,7 +310,7 @@ export class Listener {
       () => ({ end: "retry" as const, error: BridgeError.of("invalid_response") }),
       (error) => this.#classify(error, controller.signal),
     ).then((outcome) => {
-      clearTimeout(ackTimer);
+      this.#clock.clearTimeout(ackTimer);
       resolveAck("ended");
       this.#streams.delete(stream);
       this.#onEnd(stream, outcome.end);
@@ -333,7 +338,7 @@ export class Listener {
    */
   #onEnd(stream: Stream, end: StreamEnd): void {
     const { limits, log } = this.#o;
-    const lived = stream.ackedAt === undefined ? 0 : Date.now() - stream.ackedAt;
+    const lived = stream.ackedAt === undefined ? 0 : this.#clock.now() - stream.ackedAt;
     if (lived >= limits.listen_healthy_ms) {
       this.#backoff.reset();
     }
@@ -373,7 +378,7 @@ export class Listener {
     }
     const wait = this.#backoff.take();
     log.info(`listen stream ${stream.n} ended; a new stream opens in ${formatLimit(wait)}`);
-    const timer = setTimeout(() => {
+    const timer = this.#clock.setTimeout(() => {
       this.#timers.delete(timer);
       this.#enqueue(async () => {
         if (this.#closed || this.#active !== undefined) return;

@@ -16,6 +16,14 @@
  * @module
  */
 
+import { type Clock, REAL_CLOCK, type TimerId } from "../clock.ts";
+
+/** Options of {@linkcode Deadlines}. */
+export interface DeadlinesOptions {
+  /** The clock of the timer; the real one by default (a fake one in tests). */
+  readonly clock?: Clock;
+}
+
 /** One armed deadline; give it back to {@linkcode Deadlines.cancel}. */
 export interface Deadline {
   readonly at: number;
@@ -42,8 +50,13 @@ export class Deadlines {
   /** For each limit in ms, its deadlines in the order they were armed (the earliest first). */
   readonly #queues = new Map<number, Set<Deadline>>();
   #size = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: TimerId | undefined;
   #armedFor = Infinity;
+  readonly #clock: Clock;
+
+  constructor(options: DeadlinesOptions = {}) {
+    this.#clock = options.clock ?? REAL_CLOCK;
+  }
 
   /** How many deadlines are armed. */
   get size(): number {
@@ -63,12 +76,12 @@ export class Deadlines {
       queue = new Set();
       this.#queues.set(ms, queue);
     }
-    const deadline: Deadline = { at: performance.now() + ms, fire, queue };
+    const deadline: Deadline = { at: this.#clock.now() + ms, fire, queue };
     queue.add(deadline);
     // A timer with no deadline is the unref'd one that the last cancel left.
     const idle = this.#size++ === 0 && this.#timer !== undefined;
     if (deadline.at < this.#armedFor) this.#arm(deadline.at);
-    else if (idle) Deno.refTimer(this.#timer as unknown as number);
+    else if (idle) this.#clock.refTimer(this.#timer!);
     return deadline;
   }
 
@@ -79,27 +92,27 @@ export class Deadlines {
   cancel(deadline: Deadline): void {
     if (!deadline.queue.delete(deadline)) return;
     if (--this.#size === 0 && this.#timer !== undefined) {
-      Deno.unrefTimer(this.#timer as unknown as number);
+      this.#clock.unrefTimer(this.#timer);
     }
   }
 
   /** Stops the timer; later deadlines arm a new one. */
   close(): void {
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#armedFor = Infinity;
   }
 
   #arm(at: number): void {
-    clearTimeout(this.#timer);
+    this.#clock.clearTimeout(this.#timer);
     this.#armedFor = at;
-    this.#timer = setTimeout(() => this.#tick(), Math.max(0, at - performance.now()));
+    this.#timer = this.#clock.setTimeout(() => this.#tick(), Math.max(0, at - this.#clock.now()));
   }
 
   #tick(): void {
     this.#timer = undefined;
     this.#armedFor = Infinity;
-    const now = performance.now();
+    const now = this.#clock.now();
     let next = Infinity;
     const due: Deadline[] = [];
     for (const queue of this.#queues.values()) {

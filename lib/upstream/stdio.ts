@@ -29,6 +29,11 @@ export interface StdioLinkOptions {
    * it is. Default: {@linkcode PDEATHSIG_WRAPPER} on Linux.
    */
   readonly deathSignalWrapper?: readonly string[] | null;
+  /**
+   * How long the stdout of a child that stopped may stay quiet before the
+   * link stops reading it: {@linkcode EXIT_QUIET_MS} by default (shorter in tests).
+   */
+  readonly exitQuietMs?: number;
 }
 
 /**
@@ -75,7 +80,7 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
  * it wrote is read at once; a process that it started can keep the pipe open
  * for ever.
  */
-const EXIT_QUIET_MS = 250;
+export const EXIT_QUIET_MS = 250;
 
 /**
  * The longest time the reader handles frames without a turn of the event
@@ -93,6 +98,7 @@ class StdioLink implements UpstreamLink {
   #child: Deno.ChildProcess;
   #writer: MessageWriter;
   #stopGraceMs: number;
+  readonly #exitQuietMs: number;
   #closing: Promise<void> | undefined;
 
   #sawOutput = false;
@@ -111,6 +117,7 @@ class StdioLink implements UpstreamLink {
   constructor(child: Deno.ChildProcess, options: StdioLinkOptions, wrapped: boolean) {
     this.#child = child;
     this.#stopGraceMs = options.stopGraceMs;
+    this.#exitQuietMs = options.exitQuietMs ?? EXIT_QUIET_MS;
     this.#maxLineBytes = options.maxLineBytes;
     // The child's stdin is a Deno resource: done with each chunk when its write resolves.
     this.#writer = new MessageWriter(child.stdin, { reuseBuffer: true });
@@ -118,7 +125,7 @@ class StdioLink implements UpstreamLink {
       const code = status.signal ? null : status.code;
       if (wrapped && (code === 126 || code === 127)) {
         // What the command wrote can still be in the pipe: a line of it means it ran.
-        await settlesWithin(this.#readEnd.promise, EXIT_QUIET_MS * 2);
+        await settlesWithin(this.#readEnd.promise, this.#exitQuietMs * 2);
         if (!this.#sawOutput) {
           return { kind: "failed", failure: new UpstreamFailure("spawn_failed") };
         }
@@ -134,8 +141,8 @@ class StdioLink implements UpstreamLink {
     for (;;) {
       if (this.#readDone) return;
       const quiet = Date.now() - Math.max(this.#lastFrameAt, exitedAt);
-      if (!this.#held && quiet >= EXIT_QUIET_MS) break;
-      await delay(this.#held ? EXIT_QUIET_MS : EXIT_QUIET_MS - quiet);
+      if (!this.#held && quiet >= this.#exitQuietMs) break;
+      await delay(this.#held ? this.#exitQuietMs : this.#exitQuietMs - quiet);
     }
     this.#stopReading.abort();
   }

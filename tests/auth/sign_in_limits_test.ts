@@ -1,3 +1,4 @@
+import { waitFor } from "../wait.ts";
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/log.ts";
 import { SignIn } from "../../lib/auth/sign_in.ts";
@@ -52,7 +53,8 @@ Deno.test("a sign-in stuck at the token endpoint ends at its limit, and the next
     const hour = AbortSignal.timeout(3_600_000);
     const start = Date.now();
     const first = source.challenge(challenge, 1, hour).catch((error) => error);
-    await new Promise((r) => setTimeout(r, 200));
+    // The second starts once the first waits at the token endpoint.
+    await waitFor("the first token request", () => server.hits.get("/token") === 1);
     const second = source.challenge(challenge, 1, hour).then(() => "retry", (error) => error);
     strictEqual(causeOf(await within(first, 8_000)), "sign_in_timeout");
     const firstMs = Date.now() - start;

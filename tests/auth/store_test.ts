@@ -6,6 +6,8 @@ import {
   TokenStore,
   UnsafeStoreError,
 } from "../../lib/auth/store.ts";
+import { FakeTime } from "../fake_time.ts";
+import { waitFor } from "../wait.ts";
 import { FAST_LOCK } from "./harness.ts";
 
 const URL_A = "https://mcp.example/mcp?key=secret-key";
@@ -85,6 +87,39 @@ Deno.test("the lock lets one holder in at a time", async () => {
   }
 });
 
+Deno.test("a waiter polls the lock every 100 ms: a lock freed between two polls is taken at the next one (fake time)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "auth-store-" });
+  const time = new FakeTime();
+  const store = await TokenStore.open(`${dir}/store`, { pollMs: 100, clock: time });
+  try {
+    let release!: () => void;
+    const held = store.withLock(
+      URL_A,
+      AbortSignal.timeout(5_000),
+      () => new Promise<void>((r) => release = r),
+    );
+    await waitFor("the holder", () => release !== undefined);
+    let entered = false;
+    const waiter = store.withLock(URL_A, AbortSignal.timeout(5_000), () => {
+      entered = true;
+      return Promise.resolve();
+    });
+    // The waiter found the lock held and waits for its next poll.
+    await waitFor("the first poll", () => time.pending.length === 1);
+    deepStrictEqual(time.pending, [100]);
+    await time.tick(60);
+    release();
+    await held;
+    await time.tick(39);
+    ok(!entered, "the waiter tried again before its 100 ms");
+    await time.tick(1);
+    await waiter;
+    ok(entered);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("a waiter stops waiting when its signal aborts", async () => {
   const { dir, store } = await tempStore();
   try {
@@ -95,7 +130,7 @@ Deno.test("a waiter stops waiting when its signal aborts", async () => {
       () => new Promise<void>((r) => release = r),
     );
     await new Promise((r) => setTimeout(r, 20));
-    await rejects(store.withLock(URL_A, AbortSignal.timeout(100), () => Promise.resolve()));
+    await rejects(store.withLock(URL_A, AbortSignal.timeout(50), () => Promise.resolve()));
     release();
     await held;
   } finally {
@@ -122,7 +157,7 @@ Deno.test("a holder that crashed (SIGKILL) frees the lock at once", async () => 
     const reader = holder.stdout.pipeThrough(new TextDecoderStream()).getReader();
     strictEqual((await reader.read()).value?.trim(), "locked");
     // The lock is held: a waiter with a short limit gives up.
-    await rejects(store.withLock(URL_A, AbortSignal.timeout(300), () => Promise.resolve()));
+    await rejects(store.withLock(URL_A, AbortSignal.timeout(50), () => Promise.resolve()));
     holder.kill("SIGKILL");
     await holder.status;
     reader.releaseLock();

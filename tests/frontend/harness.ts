@@ -1,6 +1,7 @@
 /** The front end in process, with small limits and a real upstream child. */
 
 import { Frontend } from "../../lib/frontend/frontend.ts";
+import type { Clock } from "../../lib/clock.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../lib/frontend/limits.ts";
 import { createLogger } from "../../lib/log.ts";
 import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
@@ -39,8 +40,13 @@ export interface Harness {
 /**
  * Starts a front end with `limits` in front of the upstream `command`, or of
  * a fresh SDK v2 server of a factory over the memory link (no child process).
+ * `clock` (the real one by default) times the listen stream.
  */
-export function startFrontend(limits: Partial<Limits>, command: string[] | ServerFactory): Harness {
+export function startFrontend(
+  limits: Partial<Limits>,
+  command: string[] | ServerFactory,
+  clock?: Clock,
+): Harness {
   const all = { ...DEFAULT_LIMITS, ...limits };
   const input = new TransformStream<Uint8Array, Uint8Array>();
   const output = new TransformStream<Uint8Array, Uint8Array>();
@@ -59,6 +65,7 @@ export function startFrontend(limits: Partial<Limits>, command: string[] | Serve
         stopGraceMs: 500,
       }),
     output: output.writable,
+    ...(clock && { clock }),
   });
   const exit = frontend.run(input.readable);
   const writer = input.writable.getWriter();

@@ -3,7 +3,9 @@ import { assertSomeIncludes } from "../assert.ts";
 import { Backoff, streamEndOf, streamFilter } from "../../lib/listen/listen_stream.ts";
 import type { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
+import { FakeTime } from "../fake_time.ts";
 import { RAW_SERVER } from "../process/helpers.ts";
+import { waitFor } from "../wait.ts";
 import { startFrontend } from "../frontend/harness.ts";
 
 Deno.test("backoff: 0.5 s doubling up to 30 s; reset gives 0.5 s again", () => {
@@ -105,7 +107,8 @@ Deno.test("no acknowledgment in the limit: the stream is canceled and a new one 
   strictEqual(await t.close(), 0);
 });
 
-Deno.test("a stream that lives the healthy time after its acknowledgment resets the wait", async () => {
+Deno.test("a stream that lives the healthy time after its acknowledgment resets the wait (fake time)", async () => {
+  const time = new FakeTime();
   const t = startFrontend(
     {
       listen_backoff_ms: 20,
@@ -113,6 +116,7 @@ Deno.test("a stream that lives the healthy time after its acknowledgment resets 
       listen_healthy_ms: 300,
     },
     RAW_SERVER("listen"),
+    time,
   );
   await t.initialize();
   await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
@@ -123,13 +127,20 @@ Deno.test("a stream that lives the healthy time after its acknowledgment resets 
       l.split(" in ").at(-1)!.trim()
     );
   const lose = async (id: string) => {
+    const before = waits().length;
     await t.call(id, "end_listens");
+    // The new stream opens when the wait is over, and not before.
+    await waitFor("the wait of the new stream", () => waits().length > before);
+    const wait = time.pending.at(-1)!;
+    await time.tick(wait - 1);
+    strictEqual(waits().length, before + 1);
+    await time.tick(1);
     await t.next(); // the events of the new stream's acknowledgment
     await t.next();
   };
   await lose("a"); // short life: 20 ms
   await lose("b"); // short life: 40 ms
-  await new Promise((r) => setTimeout(r, 400)); // this stream lives past the healthy time
+  await time.tick(300); // this stream lives the healthy time
   await lose("c");
   deepStrictEqual(waits(), ["20 ms", "40 ms", "20 ms"]);
   strictEqual(await t.close(), 0);

@@ -57,7 +57,7 @@ Deno.test("a client that closes its end of stdout: the bridge goes on quietly an
   for (let id = 2; id < 200; id++) {
     await writer.write(enc.encode(`{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`));
   }
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await new Promise((resolve) => setTimeout(resolve, 50));
   await writer.close();
   const status = await child.status;
   const stderr = new TextDecoder().decode(

@@ -2,11 +2,11 @@
 
 import { deepStrictEqual } from "node:assert/strict";
 import { Deadlines } from "../../lib/upstream/deadlines.ts";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { FakeTime } from "../fake_time.ts";
 
 Deno.test("deadlines fire in the order of their times, across limits; canceled ones never fire", async () => {
-  const deadlines = new Deadlines();
+  const time = new FakeTime();
+  const deadlines = new Deadlines({ clock: time });
   const fired: string[] = [];
   deadlines.add(60, () => fired.push("60a"));
   const canceled = deadlines.add(20, () => fired.push("20-canceled"));
@@ -14,46 +14,62 @@ Deno.test("deadlines fire in the order of their times, across limits; canceled o
   deadlines.add(40, () => fired.push("40"));
   deadlines.cancel(canceled);
   deadlines.cancel(canceled); // twice is harmless
-  await sleep(120);
+  await time.tick(59);
+  deepStrictEqual(fired, ["20", "40"]);
+  await time.tick(1);
   deepStrictEqual(fired, ["20", "40", "60a"]);
+  deepStrictEqual([deadlines.size, deadlines.timer], [0, "none"]);
 });
 
 Deno.test("a shorter limit added later fires first", async () => {
-  const deadlines = new Deadlines();
+  const time = new FakeTime();
+  const deadlines = new Deadlines({ clock: time });
   const fired: string[] = [];
   deadlines.add(80, () => fired.push("long"));
   deadlines.add(10, () => fired.push("short"));
-  await sleep(40);
+  await time.tick(10);
   deepStrictEqual(fired, ["short"]);
-  await sleep(80);
+  await time.tick(69);
+  deepStrictEqual(fired, ["short"]);
+  await time.tick(1);
   deepStrictEqual(fired, ["short", "long"]);
 });
 
 Deno.test("after the last cancel the timer no longer holds the process, and the next request reuses it", async () => {
-  const deadlines = new Deadlines();
+  const time = new FakeTime();
+  const deadlines = new Deadlines({ clock: time });
   const a = deadlines.add(3_600_000, () => {});
   const b = deadlines.add(120_000, () => {});
   deepStrictEqual(deadlines.timer, "held");
   deadlines.cancel(a);
   deadlines.cancel(b);
   deepStrictEqual([deadlines.size, deadlines.timer], [0, "idle"]);
+  deepStrictEqual([time.pending, time.held], [[120_000], 0]);
   // A deadline after the armed one holds the process again with the same timer.
   const again = deadlines.add(3_600_000, () => {});
   deepStrictEqual(deadlines.timer, "held");
+  deepStrictEqual([time.pending, time.held], [[120_000], 1]);
   deadlines.cancel(again);
   deepStrictEqual(deadlines.timer, "idle");
   // An earlier deadline re-arms, and it fires on time.
   const fired: string[] = [];
   deadlines.add(30, () => fired.push("late"));
   deepStrictEqual(deadlines.timer, "held");
-  await sleep(60);
+  await time.tick(29);
+  deepStrictEqual(fired, []);
+  await time.tick(1);
   deepStrictEqual(fired, ["late"]);
   deepStrictEqual(deadlines.timer, "none");
-  // Deno's test sanitizer fails this test if a held timer is left behind.
   deadlines.cancel(deadlines.add(3_600_000, () => {}));
-  deepStrictEqual(deadlines.timer, "idle");
+  deepStrictEqual([deadlines.timer, time.held], ["idle", 0]);
   deadlines.close();
-  deepStrictEqual(deadlines.timer, "none");
+  deepStrictEqual([deadlines.timer, time.pending], ["none", []]);
+});
+
+Deno.test("with the real clock, a deadline fires on time and the timer ends", async () => {
+  const deadlines = new Deadlines();
+  const fired = await new Promise<string>((resolve) => deadlines.add(5, () => resolve("fired")));
+  deepStrictEqual([fired, deadlines.size, deadlines.timer], ["fired", 0, "none"]);
 });
 
 Deno.test("an idle timer does not keep a process alive", async () => {

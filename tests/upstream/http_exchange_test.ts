@@ -93,6 +93,7 @@ Deno.test("http exchange: an SSE stream with another request's response drops it
 });
 
 Deno.test("http exchange: bytes that come on an idle connection never become the next response", async () => {
+  const forged = Promise.withResolvers<void>();
   await using server = serveTcp(async (conn) => {
     for (;;) {
       const request = await conn.read();
@@ -103,13 +104,16 @@ Deno.test("http exchange: bytes that come on an idle connection never become the
         // A whole response that nobody asked for, on the idle connection.
         await new Promise((resolve) => setTimeout(resolve, 50));
         await conn.write(jsonResponse({ jsonrpc: "2.0", id: 2, result: { forged: true } }));
+        forged.resolve();
       }
     }
   });
   const { link, frames } = await openLink(server.url);
   await call(link, 1);
   await waitFor("the answer of 1", () => frameOf(frames, 1) !== undefined);
-  await new Promise((resolve) => setTimeout(resolve, 150));
+  // The forged bytes are on the idle connection before the next request.
+  await forged.promise;
+  await new Promise((resolve) => setTimeout(resolve, 20));
   await call(link, 2);
   await waitFor("the answer of 2", () => frameOf(frames, 2) !== undefined);
   deepStrictEqual(frameOf(frames, 1), { real: 1 });

@@ -6,6 +6,7 @@ import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { connectMemoryLink } from "../../lib/upstream/memory.ts";
 import { buildServer, README_ICON } from "../../scripts/embed_server.ts";
 import { startFrontend } from "../frontend/harness.ts";
+import { waitFor } from "../wait.ts";
 
 const CLIENT = { clientInfo: { name: "t", version: "1" }, capabilities: {} };
 
@@ -164,7 +165,9 @@ Deno.test("memory link: a bridge that holds its frames holds the server's sends 
   });
   await client.discover(1000);
   const call = client.request("tools/call", { name: "flood" }, { logLevel: "info" });
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor("the first message", () => logs > 0 && sent > 0);
+  // Nothing more comes while the bridge holds (asserted over 20 ms).
+  await new Promise((r) => setTimeout(r, 20));
   // One message went through; the next send of the server waits for the bridge.
   assertEquals([logs, sent], [1, 1]);
   held = undefined;

@@ -114,12 +114,18 @@ Deno.test({
   name: "a child that exits: what it wrote is read in full, also while the reader is held",
   ignore: !posix,
   async fn() {
-    const l = await link('for i in 1 2 3 4 5; do echo "{\\"n\\":$i}"; done; exit 0');
+    // A quiet time of 20 ms instead of 250 ms: the hold below is longer than it.
+    const l = await link('for i in 1 2 3 4 5; do echo "{\\"n\\":$i}"; done; exit 0', {
+      exitQuietMs: 20,
+    });
     const seen: unknown[] = [];
     await l.read((frame) => {
       if (frame.kind === "message") seen.push(frame.value.n);
-      // Back pressure: the first frame holds the reader longer than the quiet time.
-      if (seen.length === 1) return new Promise((r) => setTimeout(r, 600));
+      // Back pressure: the first frame holds the reader longer than the quiet time
+      // (past the child's exit too, which the link reports first).
+      if (seen.length === 1) {
+        return l.ended.then(() => new Promise((r) => setTimeout(r, 50)));
+      }
     });
     deepStrictEqual(seen, [1, 2, 3, 4, 5]);
   },
@@ -183,12 +189,13 @@ Deno.test({
     );
     // The answers wait for the child: the reader stops at about the writer's high water.
     let last = -1;
-    await waitFor("a pause of the read", async () => {
-      await new Promise((r) => setTimeout(r, 200));
-      const still = frames === last;
+    // A pause: no frame in three polls 50 ms apart.
+    let still = 0;
+    await waitFor("a pause of the read", () => {
+      still = frames === last ? still + 1 : 0;
       last = frames;
-      return still;
-    }, { timeoutMs: 5000 });
+      return still >= 3;
+    }, { timeoutMs: 5000, intervalMs: 50 });
     strictEqual(frames > 1000 && frames < 100_000, true, `${frames} frames read`);
     await within(client.close(), 3000, "close of the client");
   },

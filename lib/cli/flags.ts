@@ -3,13 +3,13 @@
  * `--help` says of it, and the subcommands that take it (the bridge,
  * `doctor`, `login`, `logout`). The `parseArgs` options of each subcommand
  * and the help text (`help.ts`) are made from it; the values are checked
- * where their rule lives (`frontend/limits.ts`, `upstream/http_options.ts`,
+ * where their rule lives (`settings/limits.ts`, `upstream/http_options.ts`,
  * `auth/options.ts`).
  *
  * @module
  */
 
-import { LIMIT_FLAGS, limitFlagDefault, type LimitUnit } from "../frontend/limits.ts";
+import { LIMIT_FLAGS, limitFlagDefault, type LimitUnit } from "../settings/limits.ts";
 
 /** A subcommand: the bridge itself (`serve`), or one named on the command line. */
 export type Subcommand = "serve" | "doctor" | "login" | "logout";

@@ -8,8 +8,8 @@
  */
 
 import { createLogger, type Logger, SILENT_LOGGER } from "../log.ts";
-import type { Limits } from "../frontend/limits.ts";
-import type { Profile } from "../frontend/profile.ts";
+import type { Limits } from "../settings/limits.ts";
+import type { Profile } from "../settings/profile.ts";
 import type { AuthSettings } from "../auth/options.ts";
 import { connectRemote, type RemoteTarget } from "../upstream/http_options.ts";
 import type { Connect } from "../upstream/link.ts";

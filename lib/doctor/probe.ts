@@ -8,9 +8,9 @@
  */
 
 import { mapUpstreamFailure } from "../errors/failures.ts";
-import { formatLimit, type Limits } from "../frontend/limits.ts";
+import { formatLimit, type Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
-import type { Profile } from "../frontend/profile.ts";
+import type { Profile } from "../settings/profile.ts";
 import { failureSummary, startUpstream } from "../frontend/start.ts";
 import { initializeCapabilities, serverInfo } from "../translate/translate.ts";
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";

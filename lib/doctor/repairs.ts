@@ -9,7 +9,7 @@
 
 import { applyResultRules } from "../translate/results.ts";
 import type { Logger } from "../log.ts";
-import type { Quirks } from "../frontend/profile.ts";
+import type { Quirks } from "../settings/profile.ts";
 import { type IconRule, LIST_METHODS } from "../translate/translate.ts";
 import { isObject, type Json } from "../jsonrpc/message.ts";
 

@@ -27,9 +27,9 @@ import { VERSION } from "../version.ts";
 import { ModernPath } from "./embed_modern.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { Frontend } from "../frontend/frontend.ts";
-import type { Limits } from "../frontend/limits.ts";
+import type { Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
-import type { Profile } from "../frontend/profile.ts";
+import type { Profile } from "../settings/profile.ts";
 
 /**
  * What the embedded bridge does with a server/discover before the first other request.
@@ -113,7 +113,7 @@ interface Path {
  * import { McpServer } from "@modelcontextprotocol/server";
  * import { serveStdioAuto } from "./embed.ts";
  * import { VSCODE_PROFILE } from "../vscode/profile.ts";
- * import { DEFAULT_LIMITS } from "../frontend/limits.ts";
+ * import { DEFAULT_LIMITS } from "../settings/limits.ts";
  * import { SILENT_LOGGER } from "../log.ts";
  * const client = new TransformStream<Uint8Array, Uint8Array>();
  * const answered = Promise.withResolvers<void>();

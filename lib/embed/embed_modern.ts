@@ -43,7 +43,7 @@ import {
 import { classify, parseLine } from "../jsonrpc/parse.ts";
 import { type ServerFactory, serverInfoOf } from "../upstream/memory.ts";
 import { BridgeError } from "../errors/errors.ts";
-import type { Limits } from "../frontend/limits.ts";
+import type { Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 
 /** Options of a {@linkcode ModernPath}. */

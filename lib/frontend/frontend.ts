@@ -31,7 +31,7 @@ import { BridgeError, unwritableResponse } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { readClientFrame } from "./inbound.ts";
-import type { Limits } from "./limits.ts";
+import type { Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { type LoggingLevel, setLevelParams } from "./client_log_level.ts";
 import {
@@ -42,7 +42,7 @@ import {
   type StateName,
 } from "./message_table.ts";
 import { CANCEL_REASONS, PendingTable } from "../input/pending.ts";
-import type { Profile } from "./profile.ts";
+import type { Profile } from "../settings/profile.ts";
 import type { Ready } from "./ready.ts";
 import { PromiseGroup } from "./promise_group.ts";
 import type { LegacyOptions } from "../legacy/auto.ts";

@@ -7,7 +7,7 @@
  */
 
 import type { JsonObject } from "../jsonrpc/message.ts";
-import type { MetaPassthrough } from "./profile.ts";
+import type { MetaPassthrough } from "../settings/profile.ts";
 
 const LABEL = /^[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?$/;
 const NAME = /^(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?$/;

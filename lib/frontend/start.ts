@@ -11,7 +11,7 @@ import { UpstreamClient } from "../upstream/client.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import type { BridgeError } from "../errors/errors.ts";
 import { mapDiscoverFailure, mapUpstreamFailure } from "../errors/failures.ts";
-import { formatLimit } from "./limits.ts";
+import { formatLimit } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { upstreamCapabilities, upstreamClientInfo } from "../translate/translate.ts";
 

@@ -8,7 +8,7 @@
 
 import { isObject, type JsonObject } from "../jsonrpc/message.ts";
 import { BridgeError } from "../errors/errors.ts";
-import type { Limits } from "../frontend/limits.ts";
+import type { Limits } from "../settings/limits.ts";
 
 /** A value, or the error that fails the original request. */
 export type RoundResult<T> =
@@ -34,7 +34,7 @@ const fail = (error: BridgeError): RoundResult<never> => ({ ok: false, error });
  * @example
  * ```ts
  * import { checkRound } from "./round_checks.ts";
- * import { DEFAULT_LIMITS } from "../frontend/limits.ts";
+ * import { DEFAULT_LIMITS } from "../settings/limits.ts";
  * const checked = checkRound({ resultType: "input_required", requestState: 5 }, 1, DEFAULT_LIMITS);
  * if (checked.ok || checked.error.message === "") throw new Error();
  * ```

@@ -17,7 +17,7 @@ import { CODES } from "../errors/error_table.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import { type Declared, loadFormChecks } from "./input_checks.ts";
-import { formatLimit, type Limits, roundTimeoutMs } from "../frontend/limits.ts";
+import { formatLimit, type Limits, roundTimeoutMs } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { type Answer, CANCEL_REASONS, type PendingTable } from "./pending.ts";
 import { type Outgoing, planQuestions, responsesOf, type UrlStep } from "./questions.ts";

@@ -15,7 +15,7 @@ import { SUBSCRIPTION_ID_KEY } from "../upstream/envelope.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
-import { formatLimit, type Limits } from "../frontend/limits.ts";
+import { formatLimit, type Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { CANCEL_REASONS } from "../input/pending.ts";
 

@@ -11,7 +11,7 @@
 
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import type { Logger } from "../log.ts";
-import type { Quirks } from "../frontend/profile.ts";
+import type { Quirks } from "../settings/profile.ts";
 import { normalizeArrayItems } from "./items_rule.ts";
 import { materializeJson, skeletonOf } from "../jsonrpc/skeleton.ts";
 import { SERVER_INFO_KEY } from "../upstream/envelope.ts";

@@ -8,7 +8,7 @@
 
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import { ENVELOPE_KEYS, SERVER_INFO_KEY } from "../upstream/envelope.ts";
-import type { Profile } from "../frontend/profile.ts";
+import type { Profile } from "../settings/profile.ts";
 
 /**
  * The methods that the bridge forwards; both revisions have them.

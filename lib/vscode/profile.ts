@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Profile } from "../frontend/profile.ts";
+import type { Profile } from "../settings/profile.ts";
 
 /**
  * The settings of the bridge for Visual Studio Code and its Copilot chat.

@@ -14,7 +14,7 @@
  */
 
 import { type Discover, serveStdioAuto } from "../embed/embed.ts";
-import { DEFAULT_LIMITS, type Limits } from "../frontend/limits.ts";
+import { DEFAULT_LIMITS, type Limits } from "../settings/limits.ts";
 import { createLogger, type LogLevel, redirectConsoleToStderr } from "../log.ts";
 import type { ServerFactory, ServerProduct } from "../upstream/memory.ts";
 import { VSCODE_PROFILE } from "./profile.ts";

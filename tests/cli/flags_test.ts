@@ -6,7 +6,7 @@
 
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { SIGN_IN_OPTIONS } from "../../lib/auth/options.ts";
-import { LIMIT_FLAGS } from "../../lib/frontend/limits.ts";
+import { LIMIT_FLAGS } from "../../lib/settings/limits.ts";
 import { flagNames, FLAGS, optionsOf } from "../../lib/cli/flags.ts";
 import { usageText } from "../../lib/cli/help.ts";
 

@@ -5,7 +5,7 @@
  */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { DEFAULT_LIMITS } from "../../lib/frontend/limits.ts";
+import { DEFAULT_LIMITS } from "../../lib/settings/limits.ts";
 import { runDoctor } from "../../lib/doctor/main.ts";
 import { repairsOf } from "../../lib/doctor/repairs.ts";
 import { Report } from "../../lib/doctor/report.ts";

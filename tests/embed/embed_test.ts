@@ -1,7 +1,7 @@
 /** The embedded bridge in process: serveStdio with `input` and `output` streams. */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import type { Limits } from "../../lib/frontend/limits.ts";
+import type { Limits } from "../../lib/settings/limits.ts";
 import { serveStdio, type StdioOptions } from "../../lib/vscode/serve.ts";
 import { buildServer } from "../../scripts/embed_server.ts";
 import { LineSplitter } from "../process/helpers.ts";

@@ -2,7 +2,7 @@
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { Frontend } from "../../lib/frontend/frontend.ts";
-import { DEFAULT_LIMITS } from "../../lib/frontend/limits.ts";
+import { DEFAULT_LIMITS } from "../../lib/settings/limits.ts";
 import { SILENT_LOGGER } from "../../lib/log.ts";
 import {
   NOTIFICATION_TABLE,

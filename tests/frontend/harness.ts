@@ -2,7 +2,7 @@
 
 import { Frontend } from "../../lib/frontend/frontend.ts";
 import type { Clock } from "../../lib/clock.ts";
-import { DEFAULT_LIMITS, type Limits } from "../../lib/frontend/limits.ts";
+import { DEFAULT_LIMITS, type Limits } from "../../lib/settings/limits.ts";
 import { createLogger } from "../../lib/log.ts";
 import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";

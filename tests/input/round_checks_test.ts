@@ -1,5 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
-import { DEFAULT_LIMITS } from "../../lib/frontend/limits.ts";
+import { DEFAULT_LIMITS } from "../../lib/settings/limits.ts";
 import { checkRound } from "../../lib/input/round_checks.ts";
 import type { JsonObject } from "../../lib/jsonrpc/message.ts";
 

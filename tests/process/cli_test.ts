@@ -1,5 +1,5 @@
 /**
- * The command line: the limit flags of `lib/frontend/limits.ts` (their help,
+ * The command line: the limit flags of `lib/settings/limits.ts` (their help,
  * their bad values, their effect over the wire) and a stderr without noise.
  */
 
@@ -10,7 +10,7 @@ import {
   limitFlagDefault,
   MAX_LIMIT_MS,
   parseLimitFlags,
-} from "../../lib/frontend/limits.ts";
+} from "../../lib/settings/limits.ts";
 import { parseCommandLine } from "../../lib/cli/command_line.ts";
 import { usageText } from "../../lib/cli/help.ts";
 import { HELP_POINTER } from "../../lib/cli/usage.ts";

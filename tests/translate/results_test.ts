@@ -1,6 +1,6 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { applyResultRules, type ResultContext } from "../../lib/translate/results.ts";
-import type { Quirks } from "../../lib/frontend/profile.ts";
+import type { Quirks } from "../../lib/settings/profile.ts";
 import type { Json } from "../../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { type Logger, SILENT_LOGGER } from "../../lib/log.ts";

@@ -123,7 +123,8 @@ export function legacyFallback(legacy: LegacyOptions): Fallback {
   return async (error, probed, options) => {
     const remote = probed.link.isRemote;
     if (remote) {
-      if (!isOlderHttp(error)) return undefined;
+      // Over HTTP too, a -32601 or "not initialized" error of the request itself.
+      if (!isOlderHttp(error) && !isOlderStdio(error)) return undefined;
     } else if (!isOlderStdio(error)) return undefined;
     const { log, signal, discoverTimeoutMs } = options;
     const params = legacyInitializeParams(legacy.params);

@@ -39,6 +39,7 @@ import {
 import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, ToolHeaders } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
+import { untilAborted } from "../jsonrpc/abortable.ts";
 import { PostLimiter } from "./post_limiter.ts";
 import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import { isResponseOf, readOwnResponse, readRequestResponse } from "./http_response.ts";
@@ -57,6 +58,8 @@ export interface HttpLinkOptions {
   readonly transport?: PostTransport;
   /** The POSTs of answers and notifications at once (default {@linkcode MAX_OWN_POSTS}). */
   readonly maxOwnPosts?: number;
+  /** The time limit of each of those POSTs (default {@linkcode OWN_POST_MS}). */
+  readonly ownPostTimeoutMs?: number;
   /** The sign-in; without it a 401 or 403 fails the request. */
   readonly tokenSource?: TokenSource;
   /** A debug line for what the link drops (it names no URL). */
@@ -74,6 +77,8 @@ const MAX_CHALLENGES = 3;
  * each is a connection. A flood of server requests waits for them.
  */
 export const MAX_OWN_POSTS = 16;
+/** The time limit of a POST of an answer or a notification (its 202). */
+export const OWN_POST_MS = 30_000;
 
 /** One request in flight: its fetch can be aborted. */
 interface Exchange {
@@ -310,7 +315,9 @@ class HttpLink implements UpstreamLink {
         this.#observe(id, message);
         return this.#deliver({ kind: "message", value: message }, exchange);
       },
-      serverRequest: () => this.#ownPosts.room(),
+      // The wait ends with the exchange (a cancellation, a time limit, the close).
+      serverRequest: () =>
+        untilAborted(this.#ownPosts.room(), exchange.controller.signal, undefined),
       ...(this.#o.debug && { debug: this.#o.debug }),
     });
   }
@@ -330,7 +337,10 @@ class HttpLink implements UpstreamLink {
 
   /** POSTs a notification or a response; the answer (202) has no message. */
   async #notify(message: JsonObject): Promise<void> {
+    // A server that never answers the POST of a notification or an answer must
+    // not hold a place of the bound for ever: the POST has a time limit.
     const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.#o.ownPostTimeoutMs ?? OWN_POST_MS);
     try {
       const response = await this.#post(
         message,
@@ -345,6 +355,8 @@ class HttpLink implements UpstreamLink {
       }
     } catch {
       this.#o.debug?.("a notification did not reach the upstream server");
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

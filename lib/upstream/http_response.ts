@@ -111,7 +111,11 @@ async function readErrorBody(
   type: string | undefined,
 ): Promise<ErrorBodyFacts> {
   const body = response.body;
-  if (!body || (type !== "application/json" && !type?.startsWith("text/"))) {
+  // An SSE body of an error status can stay open: it is not read.
+  if (
+    !body || type === "text/event-stream" ||
+    (type !== "application/json" && !type?.startsWith("text/"))
+  ) {
     await body?.cancel().catch(() => {});
     return {};
   }
@@ -122,7 +126,10 @@ async function readErrorBody(
     if (error instanceof TooLargeError) return {};
     throw error;
   }
-  const sign = errorBodySign(new TextDecoder().decode(bytes));
+  // An HTML page that names a session is no sign: only JSON and plain text count.
+  const sign = type === "application/json" || type === "text/plain"
+    ? errorBodySign(new TextDecoder().decode(bytes))
+    : undefined;
   const message = type === "application/json" ? decodeUpstream(bytes) : undefined;
   return { ...(message && { message }), ...(sign && { sign }) };
 }

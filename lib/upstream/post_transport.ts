@@ -10,7 +10,9 @@
  *   each.
  * - **HTTP/1.1** for an `http:` URL, and for a server whose TLS handshake
  *   refuses HTTP/2 (`NoApplicationProtocol`: no byte of the request was
- *   sent, so the POST goes once over HTTP/1.1). Each POST has a connection
+ *   sent, so the POST goes once over HTTP/1.1), or that chooses no protocol
+ *   and answers the HTTP/2 preface as HTTP/1.1 (before any answer over
+ *   HTTP/2: the server read no request of ours). Each POST has a connection
  *   of its own. The reason: fetch sends a POST again, on a new connection,
  *   when a reused HTTP/1.1 connection closes before the response, also when
  *   the server had read the request (a tool would run twice). A connection
@@ -44,13 +46,32 @@ export interface FetchTransportOptions {
   readonly debug?: (message: string) => void;
 }
 
-/** True for the failure of a TLS handshake whose server refused HTTP/2 (ALPN). */
-function refusedHttp2(error: unknown): boolean {
+/** The text of an error and of its causes. */
+function causeText(error: unknown): string {
+  const parts: string[] = [];
   for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
-    if (e.message.includes("NoApplicationProtocol")) return true;
+    parts.push(e.message);
     e = e.cause;
   }
-  return false;
+  return parts.join(" | ");
+}
+
+/** True for the failure of a TLS handshake whose server refused HTTP/2 (ALPN). */
+function refusedHttp2(error: unknown): boolean {
+  return causeText(error).includes("NoApplicationProtocol");
+}
+
+/**
+ * True for an HTTP/2 connection error: the server chose no protocol in the
+ * handshake (it ignores ALPN, as Python's ssl does by default) and answered
+ * the HTTP/2 preface as HTTP/1.1 (`PRI * HTTP/2.0` gets a 505 or a 400),
+ * which hyper reads as a frame that is not valid. Such a server parsed no
+ * request of ours.
+ */
+function notHttp2Server(error: unknown): boolean {
+  return /frame with invalid size|connection error detected|invalid HTTP\/2 preface/i.test(
+    causeText(error),
+  );
 }
 
 /** A fetch of the link's HTTP clients, and the close of their connections. */
@@ -80,6 +101,8 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
   let http1: Deno.HttpClient | undefined;
   /** The server refused HTTP/2: every later request goes over HTTP/1.1. */
   let http1Only = false;
+  /** An HTTP/2 request of this link had an answer: the server speaks HTTP/2. */
+  let http2Spoken = false;
   let closed = false;
   const http1Client = () =>
     http1 ??= Deno.createHttpClient({
@@ -94,9 +117,13 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
       if (url.protocol === "https:" && !http1Only) {
         http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
         try {
-          return await fetch(url, { ...init, client: http2 });
+          const response = await fetch(url, { ...init, client: http2 });
+          http2Spoken = true;
+          return response;
         } catch (error) {
-          if (!refusedHttp2(error)) throw error;
+          // Before any answer over HTTP/2, a server that does not speak it: no byte of
+          // a request of ours was read as one, so it goes once over HTTP/1.1.
+          if (!refusedHttp2(error) && (http2Spoken || !notHttp2Server(error))) throw error;
           if (!http1Only) options.debug?.("the upstream server refused HTTP/2; using HTTP/1.1");
           http1Only = true;
         }

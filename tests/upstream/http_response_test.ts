@@ -160,3 +160,46 @@ Deno.test("http exchange: an error status with a JSON-RPC error body keeps the u
   deepStrictEqual(frameOf(frames, 2), { code: -32601, message: "Method not found" });
   await link.close();
 });
+
+Deno.test("http response: an error status with an HTML page that names a session is no sign of an older server; an SSE body of an error is not read", async () => {
+  const { readRequestResponse } = await import("../../lib/upstream/http_response.ts");
+  const options = {
+    id: 1,
+    limit: 1 << 20,
+    mayRetry: false,
+    deliver: () => {},
+    serverRequest: () => Promise.resolve(),
+  };
+  const failureOf = (response: Response) =>
+    readRequestResponse(response, options).then(() => undefined, (error) => error);
+  const html = await failureOf(
+    new Response("<html>your session expired</html>", {
+      status: 404,
+      headers: { "content-type": "text/html" },
+    }),
+  );
+  strictEqual(html.status, 404);
+  strictEqual(html.errorBody, undefined);
+  const plain = await failureOf(
+    new Response("Bad Request: No valid session ID provided", {
+      status: 400,
+      headers: { "content-type": "text/plain" },
+    }),
+  );
+  strictEqual(plain.errorBody, "asks_for_session");
+  // A stream that never ends: the failure comes at once, the body is cancelled.
+  let cancelled = false;
+  const open = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode("data: {}\n\n"));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const stream = await failureOf(
+    new Response(open, { status: 500, headers: { "content-type": "text/event-stream" } }),
+  );
+  strictEqual(stream.status, 500);
+  strictEqual(cancelled, true);
+});

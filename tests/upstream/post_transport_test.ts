@@ -1,0 +1,101 @@
+/**
+ * The transport of the HTTP link and the bound of its own POSTs: a TLS
+ * server that chooses no protocol in its handshake (it ignores ALPN) is
+ * spoken to over HTTP/1.1, each request once; a server that never answers
+ * the POST of a notification does not stall the link.
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { createHttpLink } from "../../lib/upstream/http.ts";
+import type { UpstreamFrame } from "../../lib/upstream/link.ts";
+import { fetchTransport } from "../../lib/upstream/post_transport.ts";
+import { serveMcp, sse } from "../fixtures/http_raw.ts";
+import { makeCertificates } from "../fixtures/http_tls.ts";
+import { DISCOVER_RESULT, jsonResponse, serveTcp } from "../fixtures/raw_tcp.ts";
+import { waitFor } from "../wait.ts";
+
+const certificates = await makeCertificates();
+
+Deno.test("post transport: a TLS server without ALPN gets each request once over HTTP/1.1", async () => {
+  const heads: string[] = [];
+  await using server = serveTcp(async (conn) => {
+    for (;;) {
+      const request = await conn.read();
+      if (!request) return;
+      heads.push(request.head.split("\r\n", 1)[0]!);
+      if (request.head.startsWith("PRI * HTTP/2.0")) {
+        // A server of HTTP/1.1 only, as Python's http.server behind ssl answers the preface.
+        await conn.write("HTTP/1.1 505 HTTP Version Not Supported\r\ncontent-length: 0\r\n\r\n");
+        return;
+      }
+      const m = request.message ?? {};
+      const result = m.method === "server/discover" ? DISCOVER_RESULT : { content: [] };
+      await conn.write(jsonResponse({ jsonrpc: "2.0", id: m.id, result }));
+    }
+  }, { cert: certificates.cert, key: certificates.key });
+  const debug: string[] = [];
+  const link = await createHttpLink({
+    url: new URL(server.url),
+    maxResponseBytes: 1 << 20,
+    transport: fetchTransport({
+      caCerts: [await Deno.readTextFile(certificates.caFile)],
+      debug: (line) => debug.push(line),
+    }),
+  });
+  const frames: UpstreamFrame[] = [];
+  link.read((frame) => {
+    frames.push(frame);
+  });
+  await link.send({ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} });
+  await waitFor("the discover result", () => frames.length === 1);
+  await link.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "t" } });
+  await waitFor("the call result", () => frames.length === 2);
+  await link.close();
+  deepStrictEqual(frames.map((f) => f.kind), ["message", "message"]);
+  deepStrictEqual(heads, ["PRI * HTTP/2.0", "POST /mcp HTTP/1.1", "POST /mcp HTTP/1.1"]);
+  ok(debug.some((line) => line.includes("HTTP/1.1")), debug.join("\n"));
+});
+
+Deno.test("http link: a notification POST that is never answered does not stall a stream with a server request", async () => {
+  let hung = 0;
+  await using upstream = serveMcp((m, request) => {
+    if (m.method === "notifications/progress" || (m.id === "p1" && "result" in m)) {
+      hung++;
+      // Never answered while the client waits; given up when the client goes.
+      return new Promise<Response>((resolve) =>
+        request.signal.addEventListener("abort", () => resolve(new Response(null)))
+      );
+    }
+    if (m.method === "tools/call") {
+      return sse([
+        { jsonrpc: "2.0", id: "p1", method: "ping" },
+        { jsonrpc: "2.0", id: m.id, result: { content: [] } },
+      ]);
+    }
+    return undefined;
+  });
+  const link = await createHttpLink({
+    url: new URL(upstream.url),
+    maxResponseBytes: 1 << 20,
+    maxOwnPosts: 1,
+    ownPostTimeoutMs: 200,
+  });
+  const frames: UpstreamFrame[] = [];
+  link.read((frame) => {
+    frames.push(frame);
+    const value = frame.kind === "message" ? frame.value as Record<string, unknown> : undefined;
+    // The client's answer to the ping, as the upstream client sends it.
+    if (value?.method === "ping") {
+      link.send({ jsonrpc: "2.0", id: value.id as string, result: {} });
+    }
+  });
+  // A POST of the link's own that never gets its answer takes the one place.
+  await link.send({ jsonrpc: "2.0", method: "notifications/progress", params: {} });
+  await link.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "t" } });
+  await waitFor(
+    "the result after the ping",
+    () => frames.some((f) => f.kind === "message" && (f.value as { id?: unknown }).id === 7),
+  );
+  strictEqual(hung >= 1, true);
+  await link.close();
+});

@@ -11,7 +11,7 @@
 
 import { isObject, isRequestId, type RequestId } from "../jsonrpc/message.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
-import type { TokenSource } from "../upstream/token_source.ts";
+import { sendWithChallenges, type TokenSource } from "../upstream/token_source.ts";
 
 /** Options of {@linkcode boundedFetch}. */
 export interface BoundedFetchOptions {
@@ -28,8 +28,6 @@ export interface BoundedFetchOptions {
   readonly fetch?: typeof fetch;
 }
 
-/** How many challenges one request answers before it is refused (as the modern link). */
-const MAX_CHALLENGES = 3;
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -89,14 +87,6 @@ function limitStage(
   });
 }
 
-/** A 401 or 403 that no sign-in can answer, as the modern link reports it. */
-function refused(status: number): UpstreamFailure {
-  return new UpstreamFailure("sign_in", {
-    status,
-    signIn: { cause: "access_refused", detail: `HTTP status ${status}` },
-  });
-}
-
 /**
  * The fetch of the SDK's transport. A failure that it throws is an
  * {@linkcode UpstreamFailure} (it names no URL); the body of a response is
@@ -111,27 +101,10 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
     headers.set("accept-encoding", "identity");
     const signal = init.signal ?? new AbortController().signal;
     const id = requestIdOf(init.body);
-    const source = options.tokenSource;
-    let response: Response;
-    for (let attempt = 1;; attempt++) {
-      const token = await source?.authorization(signal);
+    const response = await sendWithChallenges(options.tokenSource, signal, (token) => {
       if (token !== undefined) headers.set("authorization", token);
-      const request = { ...init, headers };
-      response = await inner(input, request as RequestInit);
-      const status = response.status;
-      if ((status !== 401 && status !== 403) || !source) break;
-      const wwwAuthenticate = response.headers.get("www-authenticate") ?? undefined;
-      await response.body?.cancel().catch(() => {});
-      if (attempt >= MAX_CHALLENGES) throw refused(status);
-      let outcome;
-      try {
-        outcome = await source.challenge({ status, wwwAuthenticate }, attempt, signal);
-      } catch (error) {
-        if (error instanceof UpstreamFailure) throw error;
-        throw new UpstreamFailure("sign_in", { status, signIn: { cause: "sign_in_failed" } });
-      }
-      if (outcome !== "retry") throw refused(status);
-    }
+      return inner(input, { ...init, headers } as RequestInit);
+    });
     return bounded(response, id, limit, options.onBodyEnd);
   };
 }

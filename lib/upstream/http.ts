@@ -44,7 +44,7 @@ import { PostLimiter } from "./post_limiter.ts";
 import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import { isResponseOf, readOwnResponse, readRequestResponse } from "./http_response.ts";
 import { TooLargeError } from "./bounded_body.ts";
-import type { TokenSource } from "./token_source.ts";
+import { sendWithChallenges, type TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
 export interface HttpLinkOptions {
@@ -70,8 +70,6 @@ export interface HttpLinkOptions {
 const CLOSE_GRACE_MS = 250;
 /** How many redirects within the origin one POST follows. */
 const MAX_REDIRECTS = 3;
-/** How many challenges one request answers before it is refused. */
-const MAX_CHALLENGES = 3;
 /**
  * The POSTs of answers and notifications in flight at once: over HTTP/1.1
  * each is a connection. A flood of server requests waits for them.
@@ -207,25 +205,12 @@ class HttpLink implements UpstreamLink {
   }
 
   /** One POST, with the token of the token source and its answers to challenges. */
-  async #post(message: JsonObject, body: string, signal: AbortSignal): Promise<Response> {
-    const source = this.#o.tokenSource;
-    for (let attempt = 1;; attempt++) {
-      const headers = this.#headers(message, await source?.authorization(signal));
-      const response = await this.#fetchWithinOrigin(headers, body, signal);
-      const status = response.status;
-      if ((status !== 401 && status !== 403) || !source) return response;
-      const wwwAuthenticate = response.headers.get("www-authenticate") ?? undefined;
-      await response.body?.cancel().catch(() => {});
-      if (attempt >= MAX_CHALLENGES) throw refused(status);
-      let outcome;
-      try {
-        outcome = await source.challenge({ status, wwwAuthenticate }, attempt, signal);
-      } catch (error) {
-        if (error instanceof UpstreamFailure) throw error;
-        throw new UpstreamFailure("sign_in", { status, signIn: { cause: "sign_in_failed" } });
-      }
-      if (outcome !== "retry") throw refused(status);
-    }
+  #post(message: JsonObject, body: string, signal: AbortSignal): Promise<Response> {
+    return sendWithChallenges(
+      this.#o.tokenSource,
+      signal,
+      (token) => this.#fetchWithinOrigin(this.#headers(message, token), body, signal),
+    );
   }
 
   /**
@@ -359,13 +344,6 @@ class HttpLink implements UpstreamLink {
       clearTimeout(timer);
     }
   }
-}
-
-function refused(status: number): UpstreamFailure {
-  return new UpstreamFailure("sign_in", {
-    status,
-    signIn: { cause: "access_refused", detail: `HTTP status ${status}` },
-  });
 }
 
 /**

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { UpstreamFailure } from "./failure.ts";
 import type { UrlPrompt } from "./link.ts";
 
 /** A 401 or 403 response of the upstream server. */
@@ -46,4 +47,53 @@ export interface TokenSource {
   setUrlPrompt(prompt: UrlPrompt | undefined): void;
   /** Resolves at the next sign-in that succeeds. */
   nextSignIn(): Promise<void>;
+}
+
+/** How many challenges one request answers before it is refused. */
+const MAX_CHALLENGES = 3;
+
+/** The failure of a request that the server still refuses after the sign-in. */
+function refused(status: number): UpstreamFailure {
+  return new UpstreamFailure("sign_in", {
+    status,
+    signIn: { cause: "access_refused", detail: `HTTP status ${status}` },
+  });
+}
+
+/**
+ * Sends a request with the token of `source`, and answers each 401 or 403
+ * with a challenge to it, then sends once more (at most
+ * {@linkcode MAX_CHALLENGES} times). Without a source, the first response is
+ * the answer. Both HTTP links (revision 2026-07-28 and the 2025-11-25
+ * transport of `--protocol auto`) send through it.
+ *
+ * @example
+ * ```ts
+ * import { sendWithChallenges } from "./token_source.ts";
+ * const response = await sendWithChallenges(undefined, new AbortController().signal, () =>
+ *   Promise.resolve(new Response(null, { status: 401 })));
+ * if (response.status !== 401) throw new Error();
+ * ```
+ */
+export async function sendWithChallenges(
+  source: TokenSource | undefined,
+  signal: AbortSignal,
+  send: (token: string | undefined) => Promise<Response>,
+): Promise<Response> {
+  for (let attempt = 1;; attempt++) {
+    const response = await send(await source?.authorization(signal));
+    const status = response.status;
+    if ((status !== 401 && status !== 403) || !source) return response;
+    const wwwAuthenticate = response.headers.get("www-authenticate") ?? undefined;
+    await response.body?.cancel().catch(() => {});
+    if (attempt >= MAX_CHALLENGES) throw refused(status);
+    let outcome;
+    try {
+      outcome = await source.challenge({ status, wwwAuthenticate }, attempt, signal);
+    } catch (error) {
+      if (error instanceof UpstreamFailure) throw error;
+      throw new UpstreamFailure("sign_in", { status, signIn: { cause: "sign_in_failed" } });
+    }
+    if (outcome !== "retry") throw refused(status);
+  }
 }

@@ -156,24 +156,33 @@ function remoteOf(
   return asUsage(() => parseRemote(first, values, { env }));
 }
 
+/** The values and positionals of a subcommand's arguments, with the options of its flags. */
+function parseSubcommand(command: "login" | "logout", argv: readonly string[]): {
+  positionals: string[];
+  values: Record<string, string | boolean | string[] | undefined>;
+} {
+  const options = optionsOf(command);
+  try {
+    const parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+    return {
+      positionals: parsed.positionals,
+      values: parsed.values as Record<string, string | boolean | string[] | undefined>,
+    };
+  } catch (error) {
+    throw new UsageError(usageReason(error, argv, options));
+  }
+}
+
 /**
  * Parses the arguments after `login`: the URL, the sign-in options and the
  * HTTP flags of the bridge, so that the login signs in as the bridge will.
  */
 export function parseLogin(argv: readonly string[], env: Env = ENV): LoginCommand {
-  const options = optionsOf("login");
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
-  } catch (error) {
-    throw new UsageError(usageReason(error, argv, options));
-  }
-  const [url, ...rest] = parsed.positionals;
+  const { positionals: [url, ...rest], values } = parseSubcommand("login", argv);
   if (url === undefined || !URL.canParse(url)) {
     throw new UsageError("login needs the URL of the server");
   }
   if (rest.length > 0) throw new UsageError("login takes one URL");
-  const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const remote = asUsage(() => parseRemote(url, values, { env }));
   const auth = asUsage(() => authSettingsOf(values, remote));
   if (auth === undefined) {
@@ -195,18 +204,11 @@ export function parseLogin(argv: readonly string[], env: Env = ENV): LoginComman
  * ```
  */
 export function parseLogout(argv: readonly string[]): LogoutCommand {
-  const options = optionsOf("logout");
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
-  } catch (error) {
-    throw new UsageError(usageReason(error, argv, options));
-  }
-  const [url, ...rest] = parsed.positionals;
+  const { positionals: [url, ...rest], values } = parseSubcommand("logout", argv);
   if (url === undefined) throw new UsageError("logout needs the URL of the server");
   if (rest.length > 0) throw new UsageError("logout takes one URL");
   if (!URL.canParse(url)) throw new UsageError("logout needs the URL of the server");
-  const store = parsed.values["token-store"];
+  const store = values["token-store"];
   return {
     url: new URL(url).href,
     ...(typeof store === "string" && { tokenStore: store }),

@@ -7,29 +7,12 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { createHttpLink } from "../../lib/upstream/http.ts";
 import type { UpstreamFailure } from "../../lib/upstream/failure.ts";
-import type { UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
+import type { UpstreamFrame } from "../../lib/upstream/link.ts";
 import { json, serveMcp, sse } from "../fixtures/http_raw.ts";
 import { jsonResponse, serveTcp } from "../fixtures/raw_tcp.ts";
 import { waitFor } from "../wait.ts";
-
-async function openLink(url: string, debug?: (line: string) => void) {
-  const link = await createHttpLink({
-    url: new URL(url),
-    maxResponseBytes: 1 << 20,
-    ...(debug && { debug }),
-  });
-  const frames: UpstreamFrame[] = [];
-  link.read((frame) => {
-    frames.push(frame);
-  });
-  return { link, frames };
-}
-
-function call(link: UpstreamLink, id: number): Promise<void> {
-  return link.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "t" } });
-}
+import { call, openLink } from "./http_link_helpers.ts";
 
 /** The frame of request `id`: a message with its value, or a failure with its kind. */
 function frameOf(frames: UpstreamFrame[], id: number): unknown {
@@ -52,7 +35,7 @@ Deno.test("http exchange: a JSON body with another request's id settles neither;
     return json({ jsonrpc: "2.0", id: 2, result: { real: true } });
   });
   const debug: string[] = [];
-  const { link, frames } = await openLink(upstream.url, (line) => debug.push(line));
+  const { link, frames } = await openLink(upstream.url, { debug: (line) => debug.push(line) });
   await call(link, 2);
   await call(link, 1);
   await waitFor("the failure of 1", () => frameOf(frames, 1) !== undefined);

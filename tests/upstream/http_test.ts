@@ -8,10 +8,11 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { fetchTransport } from "../../lib/upstream/post_transport.ts";
-import type { UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
+import type { UpstreamFrame } from "../../lib/upstream/link.ts";
 import type { Challenge, ChallengeOutcome, TokenSource } from "../../lib/upstream/token_source.ts";
 import { json, serveMcp } from "../fixtures/http_raw.ts";
 import { waitFor } from "../wait.ts";
+import { call, openLink } from "./http_link_helpers.ts";
 
 /** A token source whose answers the test gives; it counts what the link asked. */
 class TestTokenSource implements TokenSource {
@@ -37,23 +38,6 @@ class TestTokenSource implements TokenSource {
   }
 }
 
-async function openLink(url: string, tokenSource?: TokenSource) {
-  const link = await createHttpLink({
-    url: new URL(url),
-    maxResponseBytes: 1 << 20,
-    ...(tokenSource && { tokenSource }),
-  });
-  const frames: UpstreamFrame[] = [];
-  link.read((frame) => {
-    frames.push(frame);
-  });
-  return { link, frames };
-}
-
-function call(link: UpstreamLink, id: number): Promise<void> {
-  return link.send({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "t" } });
-}
-
 Deno.test("http link: a 401 with a token source: the challenge, then one retry with the new token", async () => {
   const source = new TestTokenSource();
   await using upstream = serveMcp((m, request) => {
@@ -69,7 +53,7 @@ Deno.test("http link: a 401 with a token source: the challenge, then one retry w
     source.token = "Bearer new";
     return Promise.resolve("retry");
   };
-  const { link, frames } = await openLink(upstream.url, source);
+  const { link, frames } = await openLink(upstream.url, { tokenSource: source });
   await call(link, 1);
   await waitFor("the result", () => frames.length === 1);
   deepStrictEqual(frames[0], {
@@ -88,7 +72,7 @@ Deno.test("http link: a 401 with a token source: the challenge, then one retry w
 Deno.test("http link: a refused challenge is access_refused with the status; a failed sign-in keeps its cause", async () => {
   const source = new TestTokenSource();
   await using upstream = serveMcp(() => new Response("no", { status: 403 }));
-  const { link, frames } = await openLink(upstream.url, source);
+  const { link, frames } = await openLink(upstream.url, { tokenSource: source });
   source.answer = () => Promise.resolve("refused");
   await call(link, 1);
   await waitFor("the failure", () => frames.length === 1);
@@ -119,7 +103,7 @@ Deno.test("http link: the token of the source goes on each POST; nextSignIn and 
   const source = new TestTokenSource();
   source.token = "Bearer t0k3n";
   await using upstream = serveMcp((m) => json({ jsonrpc: "2.0", id: m.id, result: {} }));
-  const { link, frames } = await openLink(upstream.url, source);
+  const { link, frames } = await openLink(upstream.url, { tokenSource: source });
   await call(link, 1);
   await link.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 9 } });
   await waitFor("two requests", () => upstream.seen.length === 2 && frames.length === 1);

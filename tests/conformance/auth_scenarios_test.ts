@@ -7,33 +7,11 @@
  */
 
 import { ok } from "node:assert/strict";
+import { conformance, ROOT } from "./run_cli.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
-const CLI = `${ROOT}tests/conformance/loopback_cli.ts`;
 const DENO = Deno.execPath();
-const CLI_PERMISSIONS = [
-  "--allow-net=127.0.0.1,localhost",
-  "--allow-run",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-sys",
-];
 const CLIENT =
   `${DENO} run -q --allow-net=127.0.0.1,localhost --allow-run --allow-read --allow-write --allow-env ${ROOT}tests/conformance/auth_client.ts`;
-
-async function conformance(args: string[]): Promise<string> {
-  const out = await new Deno.Command(DENO, {
-    args: ["run", "-q", ...CLI_PERMISSIONS, CLI, ...args],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return dec.decode(out.stdout) + dec.decode(out.stderr);
-}
 
 async function runScenario(scenario: string): Promise<string | undefined> {
   const output = await conformance([

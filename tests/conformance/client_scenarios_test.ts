@@ -9,39 +9,21 @@
  */
 
 import { ok } from "node:assert/strict";
+import { conformance, ROOT } from "./run_cli.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const DENO = Deno.execPath();
 
 for (const scenario of ["tools_call", "request-metadata"]) {
   Deno.test(`conformance: the client scenario ${scenario} passes with no warning`, async () => {
-    const out = await new Deno.Command(DENO, {
-      args: [
-        "run",
-        "-q",
-        "--allow-net=127.0.0.1,localhost",
-        "--allow-run",
-        "--allow-read",
-        "--allow-write",
-        "--allow-env",
-        "--allow-sys",
-        `${ROOT}tests/conformance/loopback_cli.ts`,
-        "client",
-        "--command",
-        `${DENO} run -q -P=test ${ROOT}scripts/conformance_client.ts`,
-        "--scenario",
-        scenario,
-        "--spec-version",
-        "2026-07-28",
-      ],
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1" },
-    }).output();
-    const dec = new TextDecoder();
-    const output = dec.decode(out.stdout) + dec.decode(out.stderr);
+    const output = await conformance([
+      "client",
+      "--command",
+      `${DENO} run -q -P=test ${ROOT}scripts/conformance_client.ts`,
+      "--scenario",
+      scenario,
+      "--spec-version",
+      "2026-07-28",
+    ]);
     ok(/OVERALL: PASSED/.test(output), output.slice(-3000));
     ok(/, 0 failed, 0 warnings/.test(output), output.slice(-3000));
   });

@@ -151,13 +151,19 @@ export async function latency(client: Client, n: number): Promise<{ p50: number;
   return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
 }
 
-export async function throughput(client: Client, inFlight: number, total: number): Promise<number> {
+/** Calls of `call` (default: the echo of the fixture) per second with `inFlight` at a time. */
+export async function throughput(
+  client: Client,
+  inFlight: number,
+  total: number,
+  call: Record<string, unknown> = ECHO,
+): Promise<number> {
   let sent = 0;
   const t0 = performance.now();
   const worker = async () => {
     while (sent < total) {
       sent++;
-      await client.request("tools/call", ECHO);
+      await client.request("tools/call", call);
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));

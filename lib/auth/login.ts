@@ -16,7 +16,7 @@ import { mapUpstreamFailure } from "../errors/failures.ts";
 import type { RemoteTarget } from "../upstream/http_options.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { type AuthSettings, createSignIn, executableName } from "./options.ts";
-import { linkFetch, SignInHttp } from "./sign_in_fetch.ts";
+import { signInFetch, SignInHttp } from "./sign_in_fetch.ts";
 
 /** What `login` was asked. */
 export interface LoginCommand {
@@ -68,7 +68,7 @@ export async function runLogin(
   log: Logger,
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
 ): Promise<number> {
-  const fetchFn = linkFetch(command.remote.caCerts);
+  const fetchFn = signInFetch(command.remote.caCerts);
   // The terminal is outside VS Code's sandbox: login is the way out of it.
   const outside = (name: string) => name === "SANDBOX_RUNTIME" ? undefined : env(name);
   const source = await createSignIn(command.auth, command.remote.url.href, {

@@ -10,7 +10,7 @@ import type { FetchLike } from "@modelcontextprotocol/client";
 import type { Logger } from "../log.ts";
 import { systemBrowser } from "./browser.ts";
 import type { SignIn } from "./sign_in.ts";
-import { linkFetch } from "./sign_in_fetch.ts";
+import { signInFetch } from "./sign_in_fetch.ts";
 import { defaultStoreDir, StoreError, TokenStore } from "./store.ts";
 
 /**
@@ -240,7 +240,7 @@ export async function createSignIn(
     name: context.name,
     openBrowser: systemBrowser(env),
     logger: context.logger,
-    fetch: context.fetch ?? linkFetch(context.caCerts),
+    fetch: context.fetch ?? signInFetch(context.caCerts),
     ...(settings.clientId !== undefined && { clientId: settings.clientId }),
     ...(settings.clientIssuer !== undefined && { clientIssuer: settings.clientIssuer }),
     ...(clientSecret !== undefined && { clientSecret }),

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { linkFetch } from "../upstream/post_transport.ts";
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { UpstreamFailure } from "../upstream/failure.ts";
 import { isLoopbackHost } from "../net/loopback.ts";
@@ -217,15 +218,12 @@ export class SignInHttp {
 }
 
 /**
- * A fetch with the HTTP client settings of the link: the CA certificates of
- * `--ca-file` in one `Deno.HttpClient` (which applies the proxy variables as
- * fetch does). Without them, the global fetch.
+ * A fetch with the HTTP clients of the link (`linkFetch` of
+ * `upstream/post_transport.ts`: the CA certificates of `--ca-file`, the proxy
+ * variables, HTTP/2 for https and HTTP/1.1 without reuse, so that fetch
+ * never sends a token request twice).
  */
-export function linkFetch(caCerts: readonly string[] | undefined): FetchLike {
-  if (caCerts === undefined || caCerts.length === 0) return (input, init) => fetch(input, init);
-  let client: Deno.HttpClient | undefined;
-  return (input, init) => {
-    client ??= Deno.createHttpClient({ caCerts: [...caCerts] });
-    return fetch(input, { ...init, client });
-  };
+export function signInFetch(caCerts: readonly string[] | undefined): FetchLike {
+  const http = linkFetch(caCerts === undefined ? {} : { caCerts });
+  return (input, init) => http.fetch(input, init ?? {});
 }

@@ -40,16 +40,6 @@ export class PostLimiter {
     this.#max = max;
   }
 
-  /** The tasks running now. */
-  get running(): number {
-    return this.#running;
-  }
-
-  /** The tasks waiting for a place. */
-  get waiting(): number {
-    return this.#queue.length;
-  }
-
   /** Runs `task` when a place is free; resolves with its result. */
   async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.#running >= this.#max) {

@@ -2,7 +2,7 @@ import { waitFor } from "../wait.ts";
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/log.ts";
 import { SignIn } from "../../lib/auth/sign_in.ts";
-import { linkFetch, SignInHttp } from "../../lib/auth/sign_in_fetch.ts";
+import { SignInHttp, signInFetch } from "../../lib/auth/sign_in_fetch.ts";
 import { TokenStore } from "../../lib/auth/store.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { visit } from "../fixtures/auth/browser.ts";
@@ -196,10 +196,10 @@ Deno.test("the requests of the sign-in trust the CA of --ca-file (the link's HTT
     const signal = AbortSignal.timeout(10_000);
     const trusted = new SignInHttp({
       signal,
-      fetch: linkFetch([await Deno.readTextFile(certs.caFile)]),
+      fetch: signInFetch([await Deno.readTextFile(certs.caFile)]),
     }).step("authorization server metadata");
     deepStrictEqual(await (await trusted.fetch(url)).json(), { ok: true });
-    const plain = new SignInHttp({ signal, fetch: linkFetch(undefined) }).step(
+    const plain = new SignInHttp({ signal, fetch: signInFetch(undefined) }).step(
       "authorization server metadata",
     );
     await rejects(plain.fetch(url));

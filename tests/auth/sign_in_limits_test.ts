@@ -2,7 +2,7 @@ import { waitFor } from "../wait.ts";
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/log.ts";
 import { SignIn } from "../../lib/auth/sign_in.ts";
-import { SignInHttp, signInFetch } from "../../lib/auth/sign_in_fetch.ts";
+import { signInFetch, SignInHttp } from "../../lib/auth/sign_in_fetch.ts";
 import { TokenStore } from "../../lib/auth/store.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { visit } from "../fixtures/auth/browser.ts";

@@ -1,0 +1,166 @@
+/**
+ * The bridge in the test's own process, with the interface of the child
+ * process of `tests/process/helpers.ts` (`BridgeProcess`): the same command
+ * line flags (read by the real parser of `lib/cli/`), the same messages, the
+ * log lines in `stderr`. The upstream is a child on stdio (`string[]`, as
+ * for the child process) or an SDK v2 server of a factory over the memory
+ * link (no process at all).
+ *
+ * Use it wherever the test is about the front end rather than the process:
+ * a test costs no `deno` start for the bridge (and none for the upstream over
+ * the memory link). What is about the process (exit codes of the command
+ * line, stdio framing, signals, permissions) stays in `tests/process/`.
+ *
+ * @module
+ */
+
+import { Frontend } from "../../lib/frontend/frontend.ts";
+import type { Clock } from "../../lib/clock.ts";
+import { parseCommandLine } from "../../lib/cli/command_line.ts";
+import { createLogger } from "../../lib/log.ts";
+import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
+import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
+import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
+import { LineSplitter } from "../process/helpers.ts";
+
+type Obj = Record<string, unknown>;
+const enc = new TextEncoder();
+
+/** What the in-process bridge can start in front of. */
+export type Upstream = string[] | ServerFactory;
+
+/** Options of the in-process bridge that a process cannot have. */
+export interface InProcessOptions {
+  /** Times the deadlines and the listen stream (the real clock by default). */
+  clock?: Clock;
+}
+
+/** The bridge of `options` (flags of the command line) in front of `upstream`, in this process. */
+export class InProcessBridge implements AsyncDisposable {
+  readonly frontend: Frontend;
+  /** The exit code that `frontend.run` resolves with. */
+  readonly exitCode: Promise<number>;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #lines: AsyncIterator<string>;
+  readonly #queue: unknown[] = [];
+  readonly #log: string[] = [];
+
+  constructor(options: string[], upstream: Upstream, extra: InProcessOptions = {}) {
+    const cli = parseCommandLine([...options, "--", "in-process-upstream"]);
+    if (cli.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
+    const { limits } = cli;
+    const input = new TransformStream<Uint8Array, Uint8Array>();
+    const output = new TransformStream<Uint8Array, Uint8Array>();
+    this.frontend = new Frontend({
+      profile: VSCODE_PROFILE,
+      limits,
+      log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => this.#log.push(line)),
+      fallback: { name: "in-process-upstream", version: "0" },
+      connect: typeof upstream === "function"
+        ? () => connectMemoryLink(upstream)
+        : () =>
+          spawnStdioLink({
+            command: upstream[0]!,
+            args: upstream.slice(1),
+            maxLineBytes: limits.max_line_bytes,
+            stopGraceMs: limits.child_stop_grace_ms,
+          }),
+      output: output.writable,
+      ...(extra.clock && { clock: extra.clock }),
+    });
+    this.exitCode = this.frontend.run(input.readable);
+    this.#writer = input.writable.getWriter();
+    this.#lines = output.readable.pipeThrough(new TextDecoderStream()).pipeThrough(
+      new LineSplitter(),
+    )[Symbol.asyncIterator]();
+  }
+
+  /** The log lines so far, as the process writes them to stderr. */
+  get stderr(): string {
+    return this.#log.join("");
+  }
+
+  /** Writes raw text (add the newline yourself). */
+  async writeRaw(text: string | Uint8Array): Promise<void> {
+    await this.#writer.write(typeof text === "string" ? enc.encode(text) : text);
+  }
+
+  async send(message: unknown): Promise<void> {
+    await this.writeRaw(JSON.stringify(message) + "\n");
+  }
+
+  async request(id: number | string, method: string, params?: unknown): Promise<void> {
+    await this.send(
+      params === undefined
+        ? { jsonrpc: "2.0", id, method }
+        : { jsonrpc: "2.0", id, method, params },
+    );
+  }
+
+  /** The next message of the bridge, or null at the end of its output or after `ms`. */
+  async next(ms = 10_000): Promise<Obj | null> {
+    if (this.#queue.length) return this.#queue.shift() as Obj;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
+    const next = await Promise.race([this.#lines.next(), timeout]);
+    clearTimeout(timer);
+    if (next === "timeout" || next.done) return null;
+    return JSON.parse(next.value);
+  }
+
+  /** Reads messages until one has the id; the others are kept in order. */
+  async response(id: number | string, ms = 10_000): Promise<Obj> {
+    const skipped: unknown[] = [];
+    for (;;) {
+      const msg = await this.next(ms);
+      if (msg === null) throw new Error(`no response for ${id}; the log:\n${this.stderr}`);
+      if (msg.id === id && ("result" in msg || "error" in msg)) {
+        this.#queue.unshift(...skipped);
+        return msg;
+      }
+      skipped.push(msg);
+    }
+  }
+
+  /** Every message until the output ends. */
+  async rest(ms = 10_000): Promise<Obj[]> {
+    const out = [];
+    for (;;) {
+      const msg = await this.next(ms);
+      if (msg === null) return out;
+      out.push(msg);
+    }
+  }
+
+  /** initialize, and notifications/initialized only when asked (it opens the listen stream). */
+  async initialize(capabilities: unknown = {}, initialized = false): Promise<Obj> {
+    await this.request("init", "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities,
+      clientInfo: { name: "raw-test", version: "1" },
+    });
+    const response = await this.response("init");
+    if (initialized) await this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    return response;
+  }
+
+  async closeInput(): Promise<void> {
+    try {
+      await this.#writer.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  /** Ends the input and waits for the exit code. */
+  async exit(): Promise<number> {
+    await this.closeInput();
+    return await this.exitCode;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.closeInput();
+    await this.exitCode;
+    await this.#lines.return?.();
+  }
+}

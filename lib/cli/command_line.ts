@@ -44,6 +44,9 @@ export type Command =
     readonly auth?: AuthSettings;
   };
 
+/** The command line of a bridge that runs (not `--help` or `--version`). */
+export type RunCommand = Extract<Command, { readonly kind: "run" }>;
+
 /** A command line that is not valid; the message is one line. */
 export class UsageError extends Error {
   override name = "UsageError";

@@ -8,8 +8,8 @@
  * @module
  */
 
-import { Frontend } from "../frontend/frontend.ts";
-import { createLogger, redirectConsoleToStderr } from "../log.ts";
+import { Frontend, type FrontendOptions } from "../frontend/frontend.ts";
+import { createLogger, type Logger, redirectConsoleToStderr } from "../log.ts";
 import { openStdio } from "../jsonrpc/stdio_pipes.ts";
 import { legacyConnect } from "../legacy/wiring.ts";
 import { connectRemote } from "../upstream/http_options.ts";
@@ -23,6 +23,7 @@ import {
   parseCommandLine,
   parseLogin,
   parseLogout,
+  type RunCommand,
   UsageError,
 } from "./command_line.ts";
 import { usageText } from "./help.ts";
@@ -109,29 +110,14 @@ async function serve(argv: readonly string[], doctor: boolean): Promise<number> 
     return await doctorMain(cli, { profile: PROFILE, version: VERSION });
   }
   const log = createLogger(PROFILE.name, cli.logLevel);
-  const { command, args, limits, remote } = cli;
-  const spawn = () =>
-    spawnStdioLink({
-      command,
-      args,
-      maxLineBytes: limits.max_line_bytes,
-      stopGraceMs: limits.child_stop_grace_ms,
-    });
-  const debug = (message: string) => log.debug(message);
   const stdio = openStdio();
-  const frontend = new Frontend({
-    profile: PROFILE,
-    limits,
+  const frontend = new Frontend(bridgeOptions(cli, {
     log,
-    fallback: { name: cli.name, version: VERSION },
-    connect: remote ? connectRemote(remote, { debug, ...(tokenSource && { tokenSource }) }) : spawn,
-    ...(cli.protocol === "auto" && {
-      legacy: legacyConnect(remote, spawn, { debug, ...(tokenSource && { tokenSource }) }),
-    }),
     // Plain reads and writes on the event loop: no web stream stage, no
     // thread hand-off per chunk (jsonrpc/byte_io.ts, jsonrpc/stdio_pipes.ts).
     output: stdio.output,
-  });
+    ...(tokenSource && { tokenSource }),
+  }));
   // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -142,6 +128,44 @@ async function serve(argv: readonly string[], doctor: boolean): Promise<number> 
   } finally {
     for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
   }
+}
+
+/** What the wiring of {@linkcode bridgeOptions} takes besides the command line. */
+export interface BridgeIo {
+  readonly log: Logger;
+  /** Where the messages for the client go. */
+  readonly output: FrontendOptions["output"];
+  /** The sign-in of a URL upstream. */
+  readonly tokenSource?: TokenSource;
+}
+
+/**
+ * The options of the front end for the command line `cli`: the profile, the
+ * limits, the link to the upstream (a child on stdio, or the HTTP link of a
+ * URL) and, with `--protocol auto`, the link of revision 2025-11-25.
+ */
+export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
+  const { command, args, limits, remote } = cli;
+  const { log, tokenSource } = io;
+  const spawn = () =>
+    spawnStdioLink({
+      command,
+      args,
+      maxLineBytes: limits.max_line_bytes,
+      stopGraceMs: limits.child_stop_grace_ms,
+    });
+  const debug = (message: string) => log.debug(message);
+  return {
+    profile: PROFILE,
+    limits,
+    log,
+    fallback: { name: cli.name, version: VERSION },
+    connect: remote ? connectRemote(remote, { debug, ...(tokenSource && { tokenSource }) }) : spawn,
+    ...(cli.protocol === "auto" && {
+      legacy: legacyConnect(remote, spawn, { debug, ...(tokenSource && { tokenSource }) }),
+    }),
+    output: io.output,
+  };
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
  * The bridge in the test's own process, with the interface of the child
  * process of `tests/process/helpers.ts` (`BridgeProcess`): the same command
- * line flags (read by the real parser of `lib/cli/`), the same messages, the
- * log lines in `stderr`. The upstream is a child on stdio (`string[]`, as
- * for the child process) or an SDK v2 server of a factory over the memory
- * link (no process at all).
+ * line flags, read by the real parser and wired by the real start-up of
+ * `lib/cli/` (`bridgeOptions`: the links, `--protocol auto`), the same
+ * messages, the log lines in `stderr`. The upstream is a child on stdio, a
+ * URL, or an SDK v2 server of a factory over the memory link (no process).
  *
  * Use it wherever the test is about the front end rather than the process:
  * a test costs no `deno` start for the bridge (and none for the upstream over
@@ -17,8 +17,8 @@
 import { Frontend } from "../../lib/frontend/frontend.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { parseCommandLine } from "../../lib/cli/command_line.ts";
+import { bridgeOptions } from "../../lib/cli/run.ts";
 import { createLogger } from "../../lib/log.ts";
-import { spawnStdioLink } from "../../lib/upstream/stdio.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { LineSplitter } from "../process/helpers.ts";
@@ -26,8 +26,12 @@ import { LineSplitter } from "../process/helpers.ts";
 type Obj = Record<string, unknown>;
 const enc = new TextEncoder();
 
-/** What the in-process bridge can start in front of. */
-export type Upstream = string[] | ServerFactory;
+/**
+ * What the in-process bridge can start in front of: the command of a child on
+ * stdio, the URL of a server over HTTP (no sign-in: no token store is read),
+ * or a factory of SDK v2 servers over the memory link.
+ */
+export type Upstream = string[] | string | ServerFactory;
 
 /** Options of the in-process bridge that a process cannot have. */
 export interface InProcessOptions {
@@ -46,26 +50,22 @@ export class InProcessBridge implements AsyncDisposable {
   readonly #log: string[] = [];
 
   constructor(options: string[], upstream: Upstream, extra: InProcessOptions = {}) {
-    const cli = parseCommandLine([...options, "--", "in-process-upstream"]);
+    const argv = typeof upstream === "string" ? [...options, upstream] : [
+      ...options,
+      "--",
+      ...(typeof upstream === "function" ? ["in-process-upstream"] : upstream),
+    ];
+    const cli = parseCommandLine(argv);
     if (cli.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
-    const { limits } = cli;
     const input = new TransformStream<Uint8Array, Uint8Array>();
     const output = new TransformStream<Uint8Array, Uint8Array>();
-    this.frontend = new Frontend({
-      profile: VSCODE_PROFILE,
-      limits,
+    const wired = bridgeOptions(cli, {
       log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => this.#log.push(line)),
-      fallback: { name: "in-process-upstream", version: "0" },
-      connect: typeof upstream === "function"
-        ? () => connectMemoryLink(upstream)
-        : () =>
-          spawnStdioLink({
-            command: upstream[0]!,
-            args: upstream.slice(1),
-            maxLineBytes: limits.max_line_bytes,
-            stopGraceMs: limits.child_stop_grace_ms,
-          }),
       output: output.writable,
+    });
+    this.frontend = new Frontend({
+      ...wired,
+      ...(typeof upstream === "function" && { connect: () => connectMemoryLink(upstream) }),
       ...(extra.clock && { clock: extra.clock }),
     });
     this.exitCode = this.frontend.run(input.readable);

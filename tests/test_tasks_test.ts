@@ -1,7 +1,9 @@
 /**
  * The two test tasks of deno.json: `test:unit` (everything but the tests
  * that start the real program) and `test:process` (those) together hold
- * every test file under tests/ exactly once, and `test` runs both.
+ * every test file under tests/ exactly once, and `test` runs both in one
+ * `deno test` (one type check, one pool of workers: the long process tests
+ * overlap the unit tests instead of waiting for the last of them).
  */
 
 import { deepStrictEqual, ok } from "node:assert/strict";
@@ -42,18 +44,28 @@ function runs(file: string, { paths, ignore }: { paths: string[]; ignore: string
   return paths.length === 0 || paths.some((prefix) => under(file, prefix));
 }
 
+/** The flags of a `deno test` task. */
+const flags = (task: string) => task.split(/\s+/).filter((w) => w.startsWith("-")).sort();
+
 Deno.test("test:unit and test:process hold every test file under tests/ exactly once; test runs both", async () => {
   const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
   const tasks = config.tasks as Record<string, string>;
-  deepStrictEqual(tasks.test, "deno task test:unit && deno task test:process");
   const unit = testPaths(tasks["test:unit"]!);
   const process = testPaths(tasks["test:process"]!);
-  // The doc tests (the @example blocks of lib/) run in one set.
+  const all = testPaths(tasks.test!);
+  // The doc tests (the @example blocks of lib/) run in one set, and in test.
   ok(tasks["test:unit"]!.includes("--doc") !== tasks["test:process"]!.includes("--doc"));
+  ok(tasks.test!.includes("--doc"));
+  // test has the permissions and the parallel runs of both sets.
+  deepStrictEqual(
+    flags(tasks.test!),
+    flags(tasks["test:process"]!).concat("--doc").sort(),
+  );
   const files = await testFiles(new URL("tests/", ROOT));
   ok(files.length > 50, `only ${files.length} test files found`);
   const wrong = files.filter((file) => runs(file, unit) === runs(file, process));
   deepStrictEqual(wrong, [], "in neither set or in both");
+  deepStrictEqual(files.filter((file) => !runs(file, all)), [], "not run by test");
   // The process set is the tests that start programs: every file of it is in one of its folders.
   ok(files.some((file) => runs(file, process) && file.startsWith("tests/process/")));
   ok(files.some((file) => runs(file, unit) && file.startsWith("tests/upstream/")));

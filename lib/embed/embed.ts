@@ -33,14 +33,6 @@ import type { Profile } from "../settings/profile.ts";
 
 /**
  * What the embedded bridge does with a server/discover before the first other request.
- *
- * @example
- * ```ts
- * import type { Discover } from "./embed.ts";
- * // VS Code sends server/discover first; "refuse" makes it fall back to initialize.
- * const discover: Discover = "refuse";
- * if (discover !== "refuse") throw new Error();
- * ```
  */
 export type Discover = "answer" | "refuse";
 

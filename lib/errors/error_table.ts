@@ -10,12 +10,6 @@
 
 /**
  * JSON-RPC 2.0 error codes.
- *
- * @example
- * ```ts
- * import { CODES } from "./error_table.ts";
- * if (CODES.METHOD_NOT_FOUND !== -32601 || CODES.INTERNAL_ERROR !== -32603) throw new Error();
- * ```
  */
 export const CODES = {
   PARSE_ERROR: -32700,

@@ -9,12 +9,6 @@ import { isObject, isRawId, type Json, type Message } from "./message.ts";
 
 /**
  * A line above this size marks its result as large.
- *
- * @example
- * ```ts
- * import { LARGE_MESSAGE_BYTES } from "./large.ts";
- * if (LARGE_MESSAGE_BYTES !== 1024 * 1024) throw new Error("1 MiB");
- * ```
  */
 export const LARGE_MESSAGE_BYTES = 1024 * 1024;
 

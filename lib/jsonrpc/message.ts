@@ -6,13 +6,6 @@
 
 /**
  * Any JSON value.
- *
- * @example
- * ```ts
- * import type { Json } from "./message.ts";
- * const value: Json = { list: [1, "two", null, true], nested: { ok: false } };
- * if (JSON.stringify(JSON.parse(JSON.stringify(value))) !== JSON.stringify(value)) throw new Error();
- * ```
  */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -127,17 +120,6 @@ export interface Request {
 
 /**
  * A notification: it has a method and no id.
- *
- * @example
- * ```ts
- * import type { Notification } from "./message.ts";
- * const progress: Notification = {
- *   jsonrpc: "2.0",
- *   method: "notifications/progress",
- *   params: { progressToken: 1, progress: 50 },
- * };
- * if ("id" in progress) throw new Error("a notification has no id");
- * ```
  */
 export interface Notification {
   readonly jsonrpc: "2.0";
@@ -147,14 +129,6 @@ export interface Notification {
 
 /**
  * The error object of an error response.
- *
- * @example
- * ```ts
- * import type { ErrorObject, Message } from "./message.ts";
- * const error: ErrorObject = { code: -32601, message: "Method not found" };
- * const response: Message = { jsonrpc: "2.0", id: 3, error };
- * if (!("error" in response) || response.error.code !== -32601) throw new Error();
- * ```
  */
 export interface ErrorObject {
   readonly code: number;
@@ -169,17 +143,6 @@ export type Response =
 
 /**
  * Any message that this project writes.
- *
- * @example
- * ```ts
- * import type { Message } from "./message.ts";
- * const messages: Message[] = [
- *   { jsonrpc: "2.0", id: 1, method: "ping" },
- *   { jsonrpc: "2.0", method: "notifications/initialized" },
- *   { jsonrpc: "2.0", id: 1, result: {} },
- * ];
- * if (messages.filter((m) => "method" in m && "id" in m).length !== 1) throw new Error();
- * ```
  */
 export type Message = Request | Notification | Response;
 

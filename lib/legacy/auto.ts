@@ -24,13 +24,6 @@ export const PROTOCOLS = ["2026-07-28", "auto"] as const;
 
 /**
  * A value of `--protocol`.
- *
- * @example
- * ```ts
- * import { PROTOCOLS, type Protocol } from "./auto.ts";
- * const protocol: Protocol = "auto";
- * if (!PROTOCOLS.includes(protocol)) throw new Error();
- * ```
  */
 export type Protocol = typeof PROTOCOLS[number];
 

@@ -129,13 +129,6 @@ export function formatLimit(ms: number): string {
 
 /**
  * How the value of a limit flag is written.
- *
- * @example
- * ```ts
- * import { LIMIT_FLAGS, type LimitUnit } from "./limits.ts";
- * const unit: LimitUnit | undefined = LIMIT_FLAGS.find((f) => f.flag === "--max-line-bytes")?.unit;
- * if (unit !== "bytes") throw new Error();
- * ```
  */
 export type LimitUnit = "seconds" | "bytes" | "count";
 

@@ -12,12 +12,6 @@ import type { Profile } from "../settings/profile.ts";
 
 /**
  * The methods that the bridge forwards; both revisions have them.
- *
- * @example
- * ```ts
- * import { FORWARDED_METHODS } from "./translate.ts";
- * if (!FORWARDED_METHODS.has("tools/call") || FORWARDED_METHODS.has("ping")) throw new Error();
- * ```
  */
 export const FORWARDED_METHODS: ReadonlySet<string> = new Set([
   "tools/list",
@@ -32,12 +26,6 @@ export const FORWARDED_METHODS: ReadonlySet<string> = new Set([
 
 /**
  * The methods whose results are pages with `nextCursor`, and the member of their items.
- *
- * @example
- * ```ts
- * import { LIST_METHODS } from "./translate.ts";
- * if (LIST_METHODS.get("resources/templates/list") !== "resourceTemplates") throw new Error();
- * ```
  */
 export const LIST_METHODS: ReadonlyMap<string, string> = new Map([
   ["tools/list", "tools"],

@@ -8,12 +8,6 @@
 
 /**
  * The revision that the bridge speaks to the upstream server.
- *
- * @example
- * ```ts
- * import { UPSTREAM_PROTOCOL_VERSION } from "./envelope.ts";
- * if (UPSTREAM_PROTOCOL_VERSION !== "2026-07-28") throw new Error();
- * ```
  */
 export const UPSTREAM_PROTOCOL_VERSION = "2026-07-28";
 
@@ -41,29 +35,10 @@ export const ENVELOPE_KEYS = {
 
 /**
  * The key of the subscription id in `_meta` of the events of a listen stream.
- *
- * @example
- * ```ts
- * import { SUBSCRIPTION_ID_KEY } from "./envelope.ts";
- * const event = {
- *   jsonrpc: "2.0",
- *   method: "notifications/tools/list_changed",
- *   params: { _meta: { [SUBSCRIPTION_ID_KEY]: "listen-1" } },
- * };
- * const key = "io.modelcontextprotocol/subscriptionId";
- * if (event.params._meta[key] !== "listen-1") throw new Error();
- * ```
  */
 export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
 
 /**
  * The key of the server information in `_meta` of the discover result.
- *
- * @example
- * ```ts
- * import { SERVER_INFO_KEY } from "./envelope.ts";
- * const discover = { _meta: { [SERVER_INFO_KEY]: { name: "demo", version: "1.0.0" } } };
- * if (!Object.hasOwn(discover._meta, "io.modelcontextprotocol/serverInfo")) throw new Error();
- * ```
  */
 export const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";

@@ -41,16 +41,6 @@ export type UpstreamFrame =
 
 /**
  * How a link ended. `failureOfEnd` of `./failure.ts` maps it, in one place.
- *
- * @example
- * ```ts
- * import type { LinkEnd } from "./link.ts";
- * const ends: LinkEnd[] = [{ kind: "exited", code: null }, { kind: "closed" }, { kind: "failed" }];
- * const text = ends.map((end) =>
- *   end.kind === "exited" ? `exited ${end.code ?? "by a signal"}` : end.kind
- * );
- * if (text.join() !== "exited by a signal,closed,failed") throw new Error();
- * ```
  */
 export type LinkEnd =
   /** The child process stopped. `code` is its exit code, or null after a signal. */
@@ -62,13 +52,6 @@ export type LinkEnd =
 
 /**
  * What the client answered to a URL that the sign-in asked it to open.
- *
- * @example
- * ```ts
- * import type { UrlPromptAnswer } from "./link.ts";
- * const answers: UrlPromptAnswer[] = ["accept", "decline", "cancel"];
- * if (answers.includes("accept" as UrlPromptAnswer) !== true) throw new Error();
- * ```
  */
 export type UrlPromptAnswer = "accept" | "decline" | "cancel";
 

@@ -24,7 +24,7 @@ import {
   ResourceTemplate,
 } from "@modelcontextprotocol/server";
 import { serveStdio as sdkServeStdio } from "@modelcontextprotocol/server/stdio";
-import { serveStdio } from "@mcp-bridge/vscode/embed";
+import { serveStdio, type StdioOptions } from "@mcp-bridge/vscode/embed";
 
 type Args = Record<string, unknown>;
 const anyArgs = () => fromJsonSchema<Args>({ type: "object" });
@@ -116,15 +116,24 @@ export function buildServer(): McpServer {
   return server;
 }
 
+/**
+ * The options of `serveStdio` for the arguments of this program
+ * (`--refuse-discover`, `--shutdown-grace-ms MS`): the tests run the same
+ * setup in their own process.
+ */
+export function exampleOptions(args: readonly string[]): StdioOptions {
+  const discover = args.includes("--refuse-discover") ? "refuse" : "answer";
+  // Tests make the wait at the end of the input short.
+  const grace = args.indexOf("--shutdown-grace-ms");
+  const limits = grace === -1 ? {} : { shutdown_grace_ms: Number(args[grace + 1]) };
+  return { discover, limits };
+}
+
 if (import.meta.main) {
   if (Deno.args.includes("--sdk")) {
     // For the benchmark: the same server with the SDK's own serveStdio (its legacy shim).
     sdkServeStdio(buildServer);
   } else {
-    const discover = Deno.args.includes("--refuse-discover") ? "refuse" : "answer";
-    // Tests make the wait at the end of the input short.
-    const grace = Deno.args.indexOf("--shutdown-grace-ms");
-    const limits = grace === -1 ? {} : { shutdown_grace_ms: Number(Deno.args[grace + 1]) };
-    await serveStdio(buildServer, { discover, limits });
+    await serveStdio(buildServer, exampleOptions(Deno.args));
   }
 }

@@ -1,9 +1,9 @@
 /**
  * The example server of the embedded bridge as a real process
  * (`scripts/embed_server.ts`, which imports the `./embed` export): the v1
- * SDK client on the legacy path, the SDK v2 client on the modern path, raw
- * lines for the first-line table, the order of events and results, and the
- * end of the input.
+ * SDK client on the legacy path as VS Code runs it, and a raw session with a
+ * flag of the program up to the end of the input (the exit code, stderr).
+ * The rest of its session runs in process: tests/embed/embed_test.ts.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
@@ -14,8 +14,6 @@ import {
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { Client as ModernClient } from "@modelcontextprotocol/client";
-import { StdioClientTransport as ModernStdioTransport } from "@modelcontextprotocol/client/stdio";
 import { DENO, LineSplitter, ROOT } from "./helpers.ts";
 
 type Obj = Record<string, unknown>;
@@ -185,48 +183,23 @@ Deno.test("embedded, v1 client (the VS Code side): every forwarded method, an in
   }
 });
 
-Deno.test("embedded, SDK v2 client: the modern path (server/discover answered, then the calls)", async () => {
-  // A subclass probes on its own connection: no second process.
-  class InPlace extends ModernStdioTransport {}
-  const transport = new InPlace({ command: DENO, args: SERVER_ARGS, cwd: ROOT, stderr: "pipe" });
-  const client = new ModernClient({ name: "modern", version: "1" }, {
-    versionNegotiation: { mode: { pin: "2026-07-28" } },
-  });
-  await client.connect(transport);
-  try {
-    strictEqual(client.getServerVersion()?.name, "embedded-example");
-    const tools = await client.listTools(undefined, { cacheMode: "bypass" });
-    // The SDK serves it unchanged: no items added on this path.
-    const echo = tools.tools.find((t) => t.name === "echo")!;
-    deepStrictEqual((echo.inputSchema.properties as Obj).tags, { type: "array" });
-    const result = await client.callTool({ name: "echo", arguments: { text: "modern" } });
-    deepStrictEqual(result.content, [{ type: "text", text: "modern" }]);
-  } finally {
-    await client.close();
-  }
+// The program with a flag, to the end of its input: the exit code and stderr. The option
+// "answer" runs in process (tests/embed/embed_test.ts).
+Deno.test("embedded, server/discover then initialize (the Copilot harness), discover: refuse", async () => {
+  await using p = new EmbedProcess(["--refuse-discover"]);
+  await p.send({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } });
+  const [discover] = await p.untilId(1);
+  strictEqual((discover!.error as Obj).code, -32601);
+  await p.send({ jsonrpc: "2.0", id: 2, method: "initialize", params: INIT });
+  const [init] = await p.untilId(2);
+  strictEqual((init!.result as Obj).protocolVersion, "2025-11-25");
+  await p.send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
+  ok(((await p.untilId(3)).at(-1)!.result as { tools: unknown[] }).tools.length > 0);
+  const { rest, code } = await p.end();
+  deepStrictEqual(rest, []);
+  strictEqual(code, 0);
+  onlyBridgeLines(p.stderr);
 });
-
-for (const option of ["answer", "refuse"] as const) {
-  Deno.test(`embedded, server/discover then initialize (the Copilot harness), discover: ${option}`, async () => {
-    await using p = new EmbedProcess(option === "refuse" ? ["--refuse-discover"] : []);
-    await p.send({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: ENVELOPE } });
-    const [discover] = await p.untilId(1);
-    if (option === "refuse") {
-      strictEqual((discover!.error as Obj).code, -32601);
-    } else {
-      deepStrictEqual((discover!.result as Obj).supportedVersions, ["2026-07-28"]);
-    }
-    await p.send({ jsonrpc: "2.0", id: 2, method: "initialize", params: INIT });
-    const [init] = await p.untilId(2);
-    strictEqual((init!.result as Obj).protocolVersion, "2025-11-25");
-    await p.send({ jsonrpc: "2.0", id: 3, method: "tools/list" });
-    ok(((await p.untilId(3)).at(-1)!.result as { tools: unknown[] }).tools.length > 0);
-    const { rest, code } = await p.end();
-    deepStrictEqual(rest, []);
-    strictEqual(code, 0);
-    onlyBridgeLines(p.stderr);
-  });
-}
 
 /** stderr has the bridge's own log lines only (no Deno warning, no console output). */
 function onlyBridgeLines(stderr: string): void {
@@ -234,206 +207,3 @@ function onlyBridgeLines(stderr: string): void {
     ok(line.startsWith("[mcp-bridge-vscode] "), line);
   }
 }
-
-/** The SDK's answer to a request without the envelope: the modern path took the connection. */
-function isModernRejection(message: Obj | undefined): boolean {
-  const data = (message?.error as { data?: { supported?: unknown } } | undefined)?.data;
-  return Array.isArray(data?.supported) && data.supported.includes("2026-07-28");
-}
-
-const modernLine = (id: number, text: string) =>
-  JSON.stringify({
-    jsonrpc: "2.0",
-    id,
-    method: "tools/call",
-    params: { name: "echo", arguments: { text }, _meta: ENVELOPE },
-  });
-const initLine = (id: number) =>
-  JSON.stringify({ jsonrpc: "2.0", id, method: "initialize", params: INIT });
-
-/** Each row of the first-line table: the raw first lines, the answers before the probe, the path. */
-const ROWS: {
-  name: string;
-  chunks: (string | Uint8Array)[];
-  before: { id: unknown; code: number }[];
-  path: "legacy" | "modern";
-}[] = [
-  { name: "initialize", chunks: [initLine(9) + "\n"], before: [], path: "legacy" },
-  {
-    name: "the word initialize in a value",
-    chunks: ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"initialize"}}\n'],
-    before: [{ id: 1, code: -32022 }],
-    path: "modern",
-  },
-  {
-    name: "server/discover without the envelope (the server answers it: -32022), then initialize",
-    chunks: ['{"jsonrpc":"2.0","id":1,"method":"server/discover"}\n'],
-    before: [{ id: 1, code: -32022 }],
-    path: "legacy",
-  },
-  {
-    name: "another request",
-    chunks: [modernLine(1, "a") + "\n"],
-    before: [{ id: 1, code: 0 }],
-    path: "modern",
-  },
-  {
-    name: "a notification",
-    chunks: ['{"jsonrpc":"2.0","method":"notifications/initialized"}\n'],
-    before: [],
-    path: "modern",
-  },
-  {
-    name: "a response",
-    chunks: ['{"jsonrpc":"2.0","id":7,"result":{}}\n'],
-    before: [],
-    path: "modern",
-  },
-  {
-    name: "invalid JSON",
-    chunks: ['{"jsonrpc":"2.0","id":1,\n'],
-    before: [{ id: 1, code: -32700 }],
-    path: "modern",
-  },
-  {
-    name: "a line deeper than the limit",
-    chunks: [`{"id":1,"x":${"[".repeat(100)}${"]".repeat(100)}}\n`],
-    before: [{ id: 1, code: -32600 }],
-    path: "modern",
-  },
-  {
-    name: "JSON that is not JSON-RPC",
-    chunks: ['{"id":1,"x":true}\n'],
-    before: [{ id: 1, code: -32600 }],
-    path: "modern",
-  },
-  {
-    name: "invalid UTF-8",
-    chunks: [new Uint8Array([0x7b, 0xc3, 0x28, 0x7d, 0x0a])],
-    before: [{ id: null, code: -32700 }],
-    path: "modern",
-  },
-  { name: "blank lines", chunks: ["\n \r\n\t\n", initLine(9) + "\n"], before: [], path: "legacy" },
-  {
-    name: "two messages in one chunk",
-    chunks: [`${modernLine(1, "a")}\n${modernLine(2, "b")}\n`],
-    before: [{ id: 1, code: 0 }, { id: 2, code: 0 }],
-    path: "modern",
-  },
-  {
-    name: "a line split across chunks",
-    chunks: [initLine(9).slice(0, 20), initLine(9).slice(20) + "\n"],
-    before: [],
-    path: "legacy",
-  },
-];
-
-/** Runs one row in its own process. */
-async function runRow(row: typeof ROWS[number]): Promise<void> {
-  await using p = new EmbedProcess();
-  for (const chunk of row.chunks) await p.raw(chunk);
-  for (const expected of row.before) {
-    const message = (await p.untilId(expected.id)).at(-1)!;
-    if (expected.code === 0) strictEqual((message.result as Obj).resultType, "complete");
-    else strictEqual((message.error as Obj).code, expected.code);
-  }
-  // Which path has the connection: initialize gets the bridge's result, or the SDK's refusal.
-  if (!row.chunks.some((c) => typeof c === "string" && c.includes('"initialize","params"'))) {
-    await p.raw(initLine(9) + "\n");
-  }
-  const answer = (await p.untilId(9)).at(-1)!;
-  if (row.path === "legacy") strictEqual((answer.result as Obj).protocolVersion, "2025-11-25");
-  else ok(isModernRejection(answer), JSON.stringify(answer));
-  const { rest, code } = await p.end();
-  deepStrictEqual(rest, []);
-  strictEqual(code, 0);
-}
-
-Deno.test("embedded, raw lines: each row of the first-line table", async (t) => {
-  for (const row of ROWS) await t.step(row.name, () => runRow(row));
-});
-
-Deno.test("embedded, raw lines: a too-long first line is dropped; the end of the input before a request writes nothing", async () => {
-  await using p = new EmbedProcess();
-  await p.raw(`{"jsonrpc":"2.0","id":1,"method":"ping","x":"${"a".repeat(65 * 1024 * 1024)}"}\n`);
-  await p.raw("\n");
-  const { rest, code } = await p.end();
-  deepStrictEqual(rest, []);
-  strictEqual(code, 0);
-  onlyBridgeLines(p.stderr);
-});
-
-Deno.test("embedded, the order rule: 1,000 calls, the list change of each call before its result", async () => {
-  await using p = new EmbedProcess();
-  await p.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: INIT });
-  await p.untilId(0);
-  await p.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  // The first acknowledgment of the listen stream gives one event per list.
-  for (let i = 0; i < 3; i++) ok(String((await p.next())!.method).endsWith("/list_changed"));
-  for (let i = 1; i <= 1000; i++) {
-    await p.send({
-      jsonrpc: "2.0",
-      id: i,
-      method: "tools/call",
-      params: { name: "add_tool", arguments: { name: `t${i}` } },
-    });
-    const messages = await p.untilId(i);
-    deepStrictEqual(
-      messages.map((m) => m.method ?? m.id),
-      ["notifications/tools/list_changed", i],
-      `call ${i}`,
-    );
-  }
-  const { rest, code } = await p.end();
-  deepStrictEqual(rest, []);
-  strictEqual(code, 0);
-});
-
-Deno.test("embedded, the end of the input on the legacy path: requests in flight get no response", async () => {
-  await using p = new EmbedProcess(["--shutdown-grace-ms", "300"]);
-  await p.send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT });
-  await p.untilId(1);
-  await p.send({
-    jsonrpc: "2.0",
-    id: 2,
-    method: "tools/call",
-    params: { name: "slow", arguments: { ms: 60_000 } },
-  });
-  await p.send({
-    jsonrpc: "2.0",
-    id: 3,
-    method: "tools/call",
-    params: { name: "slow", arguments: { ms: 60_000 } },
-  });
-  const started = Date.now();
-  const { rest, code } = await p.end();
-  deepStrictEqual(rest, []);
-  strictEqual(code, 0);
-  ok(Date.now() - started < 5000, "the process stops without waiting for the requests");
-});
-
-Deno.test("embedded, the end of the input on the modern path: the listen stream ends, the grace, then the cancel", async () => {
-  await using p = new EmbedProcess(["--shutdown-grace-ms", "500"]);
-  await p.send({
-    jsonrpc: "2.0",
-    id: "listen",
-    method: "subscriptions/listen",
-    params: { notifications: { toolsListChanged: true }, _meta: ENVELOPE },
-  });
-  strictEqual((await p.next())!.method, "notifications/subscriptions/acknowledged");
-  const slow = (id: string, ms: number) => ({
-    jsonrpc: "2.0",
-    id,
-    method: "tools/call",
-    params: { name: "slow", arguments: { ms }, _meta: ENVELOPE },
-  });
-  await p.send(slow("within", 100));
-  await p.send(slow("beyond", 60_000));
-  const started = Date.now();
-  const { rest, code } = await p.end();
-  const elapsed = Date.now() - started;
-  deepStrictEqual(rest.map((m) => m.id), ["listen", "within"]);
-  strictEqual((rest[1]!.result as { content: { text: string }[] }).content[0]!.text, "slow done");
-  strictEqual(code, 0);
-  ok(elapsed >= 400 && elapsed < 5000, `the end took ${elapsed} ms`);
-});

@@ -1,0 +1,53 @@
+/**
+ * A client transport of the SDKs (v1 and v2) over the byte streams of
+ * `serveStdio`: one JSON line a message, as their stdio transports write
+ * over a child's stdin and stdout. It has no `stderr` and `pid`, so the SDK
+ * v2 client probes on this connection (no sibling process).
+ *
+ * @module
+ */
+
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { LineSplitter } from "../process/helpers.ts";
+
+const enc = new TextEncoder();
+
+/** The client's end of one stdio connection served in the test's process. */
+export class StreamTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #output: ReadableStream<Uint8Array>;
+  #reading: Promise<void> = Promise.resolve();
+
+  /** `input`: the server's input (the client writes); `output`: the server's output (the client reads). */
+  constructor(input: WritableStream<Uint8Array>, output: ReadableStream<Uint8Array>) {
+    this.#writer = input.getWriter();
+    this.#output = output;
+  }
+
+  start(): Promise<void> {
+    const lines = this.#output.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter());
+    this.#reading = (async () => {
+      try {
+        for await (const line of lines) this.onmessage?.(JSON.parse(line));
+      } catch (error) {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+      this.onclose?.();
+    })();
+    return Promise.resolve();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.#writer.write(enc.encode(JSON.stringify(message) + "\n"));
+  }
+
+  /** Ends the server's input (the end of stdin) and waits for the end of its output. */
+  async close(): Promise<void> {
+    await this.#writer.close().catch(() => {});
+    await this.#reading;
+  }
+}

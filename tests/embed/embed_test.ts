@@ -10,6 +10,7 @@ import { serveStdio, type StdioOptions } from "../../lib/vscode/serve.ts";
 import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { buildServer, exampleOptions } from "../../scripts/embed_server.ts";
 import { LineSplitter } from "../process/helpers.ts";
+import { within } from "../wait.ts";
 import { StreamTransport } from "./stream_transport.ts";
 
 type Obj = Record<string, unknown>;
@@ -59,9 +60,9 @@ class Embedded {
     return this.send({ jsonrpc: "2.0", id, method, ...(params !== undefined && { params }) });
   }
 
-  /** The next message, or null at the end of the output. */
+  /** The next message, or null at the end of the output; a message that never comes fails the test. */
   async next(): Promise<Obj | null> {
-    const { done, value } = await this.#lines.next();
+    const { done, value } = await within(this.#lines.next(), 10_000, "a message of the bridge");
     return done ? null : JSON.parse(value);
   }
 

@@ -15,6 +15,7 @@ import { Frontend } from "../../lib/frontend/frontend.ts";
 import { parseCommandLine } from "../../lib/cli/command_line.ts";
 import { bridgeOptions } from "../../lib/cli/run.ts";
 import { createLogger } from "../../lib/log.ts";
+import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import type { InProcessBridge } from "./in_process.ts";
 
@@ -81,7 +82,8 @@ export class ConsoleErrors implements Disposable {
 
 /**
  * The bridge in this process with its output as raw lines (the bytes it
- * writes, for the exact tokens of ids), in front of a child on stdio.
+ * writes, for the exact tokens of ids), in front of a child on stdio or of an
+ * SDK v2 server of a factory over the memory link.
  */
 export class RawInProcessBridge implements AsyncDisposable {
   readonly exitCode: Promise<number>;
@@ -93,15 +95,19 @@ export class RawInProcessBridge implements AsyncDisposable {
   #lines: string[] = [];
   #read: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
 
-  constructor(upstream: string[], options: string[] = []) {
-    const cli = parseCommandLine([...options, "--", ...upstream]);
+  constructor(upstream: string[] | ServerFactory, options: string[] = []) {
+    const command = typeof upstream === "function" ? ["in-process-upstream"] : upstream;
+    const cli = parseCommandLine([...options, "--", ...command]);
     if (cli.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
     const input = new TransformStream<Uint8Array, Uint8Array>();
     const output = new TransformStream<Uint8Array, Uint8Array>();
-    const frontend = new Frontend(bridgeOptions(cli, {
-      log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => this.#log.push(line)),
-      output: output.writable,
-    }));
+    const frontend = new Frontend({
+      ...bridgeOptions(cli, {
+        log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => this.#log.push(line)),
+        output: output.writable,
+      }),
+      ...(typeof upstream === "function" && { connect: () => connectMemoryLink(upstream) }),
+    });
     this.exitCode = frontend.run(input.readable);
     this.#writer = input.writable.getWriter();
     this.#reader = output.readable.getReader();

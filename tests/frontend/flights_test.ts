@@ -1,6 +1,10 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { BridgeError } from "../../lib/errors/errors.ts";
 import { type Flight, Flights } from "../../lib/frontend/flights.ts";
+import { server } from "../fixtures/modern_server.ts";
+import { waitFor } from "../wait.ts";
+import { InProcessBridge } from "./in_process.ts";
+import { ConsoleErrors } from "./in_process_tools.ts";
 
 /** The flight, or a failure that names the error of the client. */
 function added(result: Flight | BridgeError): Flight {
@@ -88,4 +92,34 @@ Deno.test("flights: cancelAll aborts every flight with the reason", () => {
     all.map((f) => [f.canceled, f.controller.signal.reason]),
     all.map(() => [true, "the client closed the connection"]),
   );
+});
+
+Deno.test("a canceled request gets no response; the upstream sees the cancel with the reason", async () => {
+  // The fixture's lines, which the process test reads in the stderr of the child.
+  using upstream = new ConsoleErrors();
+  await using bridge = new InProcessBridge([], server);
+  await bridge.initialize();
+  await bridge.request(2, "tools/call", {
+    name: "slow",
+    arguments: { ms: 5000 },
+    _meta: { progressToken: "t" },
+  });
+  await waitFor("the slow call upstream", () => upstream.text.includes("fixture: slow started"));
+  await bridge.send({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 2, reason: "user" },
+  });
+  await bridge.request(3, "tools/call", { name: "echo", arguments: { text: "x" } });
+  deepStrictEqual((await bridge.next())?.id, 3);
+  // The slow tool ends at the cancel; whatever the upstream server writes for 2
+  // comes before its answer to a later ping, and the bridge must drop it.
+  await waitFor(
+    "the cancel upstream",
+    () => upstream.text.includes("slow canceled: the client canceled the request"),
+  );
+  await bridge.request(4, "ping");
+  deepStrictEqual(await bridge.next(), { jsonrpc: "2.0", id: 4, result: {} });
+  strictEqual(await bridge.exit(), 0);
+  deepStrictEqual(await bridge.rest(500), []);
 });

@@ -1,5 +1,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { EDGE_BYTES, type Frame, LineFramer, LineSplitter } from "../../lib/jsonrpc/framer.ts";
+import { server } from "../fixtures/modern_server.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -176,4 +178,15 @@ Deno.test("owned chunks: the whole chunks of a large line give back their memory
     plain.push(chunk, () => {});
   }
   strictEqual(theirs.buffer.detached, false);
+});
+
+Deno.test("a byte order mark at the start of the input is skipped; one later in the input is not", async () => {
+  await using bridge = new InProcessBridge([], server);
+  await bridge.writeRaw('\ufeff{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+  deepStrictEqual(await bridge.next(), { jsonrpc: "2.0", id: 1, result: {} });
+  await bridge.writeRaw('\ufeff{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+  const msg = await bridge.next();
+  // Not at the start of the input: a parse error (the id scan needs the brace first).
+  deepStrictEqual([msg?.id, (msg?.error as { code: number }).code], [null, -32700]);
+  strictEqual(await bridge.exit(), 0);
 });

@@ -1,6 +1,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { classify, nestingDepth, parseLine } from "../../lib/jsonrpc/parse.ts";
 import type { Json } from "../../lib/jsonrpc/message.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
+import { DENO, ROOT } from "../process/helpers.ts";
 
 const enc = new TextEncoder();
 
@@ -116,4 +118,41 @@ Deno.test("upstream lines: 2,000 levels pass, 2,001 are too deep", async () => {
   const at = (d: number) => enc.encode("[".repeat(d) + "]".repeat(d));
   strictEqual(parseLine(at(2_000), UPSTREAM_MAX_DEPTH).ok, true);
   deepStrictEqual(parseLine(at(2_001), UPSTREAM_MAX_DEPTH), { ok: false, cause: "too_deep" });
+});
+
+// The depth limit of the client on the wire: the bridge of the command line in process.
+
+const HOSTILE_SERVER = [DENO, "run", "-A", `${ROOT}tests/fixtures/hostile_server.ts`];
+const LARGE_PAD = 1_200_000; // makes the line larger than 1 MiB: the sliced path
+
+function errorData(msg: Record<string, unknown> | null): unknown {
+  return (msg?.error as { data?: unknown } | undefined)?.data;
+}
+
+Deno.test("a client line nested 1,000 / 10,000 / 100,000 deep gets too_deep first, small or large", async () => {
+  await using bridge = new InProcessBridge([], HOSTILE_SERVER);
+  await bridge.initialize();
+  let id = 0;
+  for (const pad of [10, LARGE_PAD]) {
+    for (const depth of [1_000, 10_000, 100_000]) {
+      const deep = "[".repeat(depth) + "]".repeat(depth);
+      await bridge.writeRaw(
+        `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":{"name":"deep",` +
+          `"arguments":{"pad":"${"p".repeat(pad)}","v":${deep}}}}\n`,
+      );
+      const msg = await bridge.response(id, 20_000);
+      deepStrictEqual(errorData(msg), { cause: "too_deep", detail: "limit: 64 levels" });
+      // An id after the deep value is found too.
+      await bridge.writeRaw(
+        `{"jsonrpc":"2.0","method":"ping","params":{"v":${deep}},"id":"after-${id}"}\n`,
+      );
+      deepStrictEqual(errorData(await bridge.response(`after-${id}`, 20_000)), {
+        cause: "too_deep",
+        detail: "limit: 64 levels",
+      });
+    }
+  }
+  await bridge.request("last", "ping");
+  deepStrictEqual((await bridge.response("last")).result, {});
+  strictEqual(await bridge.exit(), 0);
 });

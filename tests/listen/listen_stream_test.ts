@@ -1,5 +1,11 @@
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { assertSomeIncludes } from "../assert.ts";
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  PromptListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { assertHas, assertIncludes, assertSomeIncludes } from "../assert.ts";
 import { Backoff, streamEndOf, streamFilter } from "../../lib/listen/listen_stream.ts";
 import type { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
@@ -7,6 +13,9 @@ import { FakeTime } from "../fake_time.ts";
 import { RAW_SERVER } from "../process/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { startFrontend } from "../frontend/harness.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
+import { ChildStderr, InProcessTransport } from "../frontend/in_process_tools.ts";
+import { server } from "../fixtures/modern_server.ts";
 
 Deno.test("backoff: 0.5 s doubling up to 30 s; reset gives 0.5 s again", () => {
   const b = new Backoff(500, 30_000);
@@ -144,4 +153,280 @@ Deno.test("a stream that lives the healthy time after its acknowledgment resets 
   await lose("c");
   deepStrictEqual(waits(), ["20 ms", "40 ms", "20 ms"]);
   strictEqual(await t.close(), 0);
+});
+
+// The listen stream (M3) on the wire: the bridge of the command line in process, a raw upstream.
+
+const TOOLS_CHANGED = { jsonrpc: "2.0", method: "notifications/tools/list_changed" };
+const PROMPTS_CHANGED = { jsonrpc: "2.0", method: "notifications/prompts/list_changed" };
+const updated = (uri: string) => ({
+  jsonrpc: "2.0",
+  method: "notifications/resources/updated",
+  params: { uri },
+});
+
+/** The bridge in process in front of the raw server in `mode` (a child), initialized. */
+async function start(mode = "listen", command = RAW_SERVER(mode)): Promise<InProcessBridge> {
+  const bridge = new InProcessBridge(["--log-level", "debug"], command);
+  await bridge.initialize({}, true);
+  return bridge;
+}
+
+/** Messages until the response of `id`, which is returned last. */
+async function until(bridge: InProcessBridge, id: unknown): Promise<Obj[]> {
+  const out: Obj[] = [];
+  for (;;) {
+    const msg = await bridge.next();
+    if (msg === null) throw new Error(`no response for ${id}: ${bridge.stderr}`);
+    out.push(msg);
+    if (msg.id === id && !("method" in msg)) return out;
+  }
+}
+
+async function call(
+  bridge: InProcessBridge,
+  id: unknown,
+  name: string,
+  args: Obj = {},
+): Promise<Obj[]> {
+  await bridge.request(id as string, "tools/call", { name, arguments: args });
+  return await until(bridge, id);
+}
+
+async function listens(bridge: InProcessBridge, id: string): Promise<Obj> {
+  const msgs = await call(bridge, id, "listens");
+  return (msgs.at(-1)!.result as Obj).structuredContent as Obj;
+}
+
+Deno.test("the first stream: the filter of the declared lists, and one event per list at its acknowledgment", async () => {
+  await using bridge = await start();
+  deepStrictEqual([await bridge.next(), await bridge.next()], [TOOLS_CHANGED, PROMPTS_CHANGED]);
+  const state = await listens(bridge, "l");
+  deepStrictEqual(state.filters, [{
+    toolsListChanged: true,
+    promptsListChanged: true,
+    resourceSubscriptions: [],
+  }]);
+  strictEqual(state.open, 1);
+});
+
+Deno.test("events: four methods only, without the subscription id; updated needs a uri; acks stay", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  const msgs = await call(bridge, 2, "emit", {
+    events: [
+      { method: "notifications/tools/list_changed", params: { _meta: { "com.example/k": 1 } } },
+      { method: "notifications/resources/updated", params: {} },
+      { method: "notifications/resources/updated", params: { uri: "x://a", title: "t" } },
+      { method: "notifications/resources/list_changed" },
+      { method: "notifications/cancelled", params: { requestId: 5 } },
+      { method: "notifications/other" },
+      { method: "notifications/subscriptions/acknowledged", params: { notifications: {} } },
+      { method: "notifications/prompts/list_changed" },
+    ],
+  });
+  deepStrictEqual(msgs.slice(0, -1), [
+    {
+      jsonrpc: "2.0",
+      method: "notifications/tools/list_changed",
+      params: { _meta: { "com.example/k": 1 } },
+    },
+    {
+      jsonrpc: "2.0",
+      method: "notifications/resources/updated",
+      params: { uri: "x://a", title: "t" },
+    },
+    { jsonrpc: "2.0", method: "notifications/resources/list_changed" },
+    // The second acknowledgment of the active stream closes a gap: one event per list.
+    TOOLS_CHANGED,
+    PROMPTS_CHANGED,
+    PROMPTS_CHANGED,
+  ]);
+});
+
+Deno.test("subscribe and unsubscribe: a new stream with all URIs, {} at its acknowledgment, the old one canceled", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  await bridge.request(2, "resources/subscribe", { uri: "x://a" });
+  deepStrictEqual(await until(bridge, 2), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+  await bridge.request(3, "resources/subscribe", { uri: "x://a" }); // held: at once
+  deepStrictEqual(await until(bridge, 3), [{ jsonrpc: "2.0", id: 3, result: {} }]);
+  await bridge.request(4, "resources/unsubscribe", { uri: "x://none" });
+  deepStrictEqual(await until(bridge, 4), [{ jsonrpc: "2.0", id: 4, result: {} }]);
+  await bridge.request(5, "resources/subscribe", {});
+  deepStrictEqual(((await until(bridge, 5))[0]!.error as Obj).code, -32602);
+  const state = await listens(bridge, "l");
+  deepStrictEqual(state.filters, [
+    { toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: [] },
+    { toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: ["x://a"] },
+  ]);
+  deepStrictEqual([state.open, (state.cancelled as unknown[]).length], [1, 1]);
+  // The new stream serves the updates of the URI.
+  const msgs = await call(bridge, 6, "emit", {
+    events: [{ method: "notifications/resources/updated", params: { uri: "x://a" } }],
+  });
+  deepStrictEqual(msgs[0], updated("x://a"));
+});
+
+Deno.test("a change whose stream fails keeps the old stream and URIs and gives the upstream error", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  await call(bridge, 2, "next_listen", { what: "fail" });
+  await bridge.request(3, "resources/subscribe", { uri: "x://b" });
+  deepStrictEqual((await until(bridge, 3)).at(-1), {
+    jsonrpc: "2.0",
+    id: 3,
+    error: { code: -32010, message: "no stream now" },
+  });
+  await call(bridge, 4, "next_listen", { what: "end" });
+  await bridge.request(5, "resources/subscribe", { uri: "x://b" });
+  const error = (await until(bridge, 5)).at(-1)!.error as Obj;
+  deepStrictEqual(error.data, { cause: "invalid_response" });
+  // The old stream still writes events; no URI was added.
+  const msgs = await call(bridge, 6, "emit", {
+    events: [{ method: "notifications/tools/list_changed" }],
+  });
+  deepStrictEqual(msgs[0], TOOLS_CHANGED);
+  const state = await listens(bridge, "l");
+  deepStrictEqual((state.filters as Obj[]).map((f) => f.resourceSubscriptions), [[], ["x://b"], [
+    "x://b",
+  ]]);
+});
+
+Deno.test("a lost stream: a new one after a wait, with one event per list and per URI", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  await bridge.request(2, "resources/subscribe", { uri: "x://a" });
+  await until(bridge, 2);
+  await call(bridge, 3, "end_listens");
+  const gap = [await bridge.next(), await bridge.next(), await bridge.next()];
+  deepStrictEqual(gap, [TOOLS_CHANGED, PROMPTS_CHANGED, updated("x://a")]);
+  assertIncludes(bridge.stderr, "a new stream opens in 500 ms");
+});
+
+Deno.test("subscribe only: after the last unsubscribe the stream stops and none opens", async () => {
+  await using bridge = await start("subonly");
+  await bridge.request(2, "resources/subscribe", { uri: "x://a" });
+  deepStrictEqual((await until(bridge, 2)).at(-1), { jsonrpc: "2.0", id: 2, result: {} });
+  await bridge.request(3, "resources/unsubscribe", { uri: "x://a" });
+  deepStrictEqual((await until(bridge, 3)).at(-1), { jsonrpc: "2.0", id: 3, result: {} });
+  const state = await listens(bridge, "l");
+  strictEqual(state.open, 0);
+  deepStrictEqual((state.filters as Obj[]).map((f) => f.resourceSubscriptions), [[], ["x://a"]]);
+});
+
+Deno.test("order: a list change written before the result of a call reaches the client first, in 1,000 calls", async () => {
+  await using bridge = await start();
+  await bridge.next();
+  await bridge.next();
+  let events = 0;
+  let responses = 0;
+  // In batches below the limit of requests in flight.
+  for (let start = 0; start < 1000; start += 100) {
+    let batch = "";
+    for (let i = start; i < start + 100; i++) {
+      batch += JSON.stringify({
+        jsonrpc: "2.0",
+        id: i,
+        method: "tools/call",
+        params: {
+          name: "emit",
+          arguments: { events: [{ method: "notifications/tools/list_changed" }] },
+        },
+      }) + "\n";
+    }
+    await bridge.writeRaw(batch);
+    while (responses < start + 100) {
+      const msg = await bridge.next();
+      if (msg === null) throw new Error("stopped");
+      if (msg.method === "notifications/tools/list_changed") events++;
+      else {
+        ok("result" in msg, JSON.stringify(msg));
+        responses++;
+        // Each call's event was written before its result: the n-th result comes after n events.
+        strictEqual(
+          events >= responses,
+          true,
+          `the event of call ${msg.id} came before its result`,
+        );
+      }
+    }
+  }
+  strictEqual(responses, 1000);
+});
+
+Deno.test("the end of the input cancels the streams", async () => {
+  // The raw server's stderr, which the process test reads in the bridge's stderr (inherited).
+  using upstream = new ChildStderr(RAW_SERVER("listen"));
+  await using bridge = await start("listen", upstream.command);
+  await bridge.next();
+  await bridge.next();
+  strictEqual(await bridge.exit(), 0);
+  match(bridge.stderr + upstream.text, /raw: cancelled \{"requestId":\d+/);
+});
+
+Deno.test("v1 client gets list changes and resource updates through resources/subscribe", async () => {
+  await using bridge = new InProcessBridge([], RAW_SERVER("listen"));
+  const transport = new InProcessTransport(bridge);
+  const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
+  const seen: string[] = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));
+  client.setNotificationHandler(
+    PromptListChangedNotificationSchema,
+    () => void seen.push("prompts"),
+  );
+  client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n: { params: { uri: string } }) => {
+      seen.push(`updated ${n.params.uri}`);
+    },
+  );
+  await client.connect(transport);
+  try {
+    await client.subscribeResource({ uri: "x://doc" });
+    await client.callTool({
+      name: "emit",
+      arguments: {
+        events: [{ method: "notifications/resources/updated", params: { uri: "x://doc" } }],
+      },
+    });
+    await waitFor("three events", () => seen.length >= 3);
+    deepStrictEqual(seen, ["tools", "prompts", "updated x://doc"]);
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("v1 client and an SDK v2 server: list changes and resource updates of a real listen stream", async () => {
+  await using bridge = new InProcessBridge([], server);
+  const transport = new InProcessTransport(bridge);
+  const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
+  const seen: string[] = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));
+  client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n: { params: { uri: string } }) => {
+      seen.push(`updated ${n.params.uri}`);
+    },
+  );
+  await client.connect(transport);
+  try {
+    strictEqual(client.getServerCapabilities()?.resources?.subscribe, true);
+    await waitFor("the events of the first acknowledgment", () => seen.includes("tools"));
+    seen.length = 0;
+    await client.subscribeResource({ uri: "fixture://readme" });
+    await client.callTool({ name: "touch", arguments: { uri: "fixture://readme" } });
+    await client.callTool({ name: "add_tool", arguments: { name: "fresh" } });
+    await waitFor("two events", () => seen.length >= 2);
+    deepStrictEqual(seen, ["updated fixture://readme", "tools"]);
+    const tools = await client.listTools();
+    assertHas(tools.tools.map((t: { name: string }) => t.name), "fresh");
+    await client.unsubscribeResource({ uri: "fixture://readme" });
+  } finally {
+    await client.close();
+  }
 });

@@ -1,0 +1,55 @@
+/**
+ * `--protocol auto` (lib/legacy/auto.ts) on the wire: the bridge of the
+ * command line in process in front of a raw server of revision 2025-11-25 (a
+ * child): which failures of server/discover mean an older server, and the
+ * start again of a child that the probe ended.
+ */
+
+import { ok, strictEqual } from "node:assert/strict";
+import { InProcessBridge } from "../frontend/in_process.ts";
+import { DENO, ROOT } from "../process/helpers.ts";
+
+const LEGACY_RAW = (mode = "method_not_found") => [
+  DENO,
+  "run",
+  "-A",
+  `${ROOT}tests/fixtures/legacy_raw_server.ts`,
+  mode,
+];
+
+type Json = Record<string, unknown>;
+
+const CLIENT_CAPABILITIES = {
+  sampling: {},
+  elicitation: { form: {} },
+  roots: { listChanged: true },
+  tasks: { requests: { tools: { call: {} } } },
+};
+
+Deno.test("auto: -32600 not initialized is an older server; a probe that ended the child starts it again once", async () => {
+  for (const mode of ["not_initialized", "exit_after_probe"]) {
+    await using bridge = new InProcessBridge(["--protocol", "auto"], LEGACY_RAW(mode));
+    const init = await bridge.initialize(CLIENT_CAPABILITIES, true);
+    strictEqual((init.result as Json).protocolVersion, "2025-06-18", mode);
+    await bridge.request("l", "tools/list");
+    ok((await bridge.response("l")).result, mode);
+    strictEqual(await bridge.exit(), 0);
+    ok(bridge.stderr.includes("info: revision 2025-11-25"), bridge.stderr);
+    strictEqual(bridge.stderr.includes("starts again"), mode === "exit_after_probe", bridge.stderr);
+  }
+});
+
+Deno.test("auto: any other failure of server/discover stays discover_failed; the default is 2026-07-28", async () => {
+  for (
+    const [options, mode] of [
+      [["--protocol", "auto"], "other_error"],
+      [[], "method_not_found"],
+      [["--protocol", "2026-07-28"], "method_not_found"],
+    ] as const
+  ) {
+    await using bridge = new InProcessBridge([...options], LEGACY_RAW(mode));
+    const init = await bridge.initialize(CLIENT_CAPABILITIES);
+    strictEqual(((init.error as Json).data as Json).cause, "discover_failed", mode);
+    strictEqual(await bridge.exit(), 0);
+  }
+});

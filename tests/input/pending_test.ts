@@ -1,5 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { errorData, type Obj, result, ROOTS, startRaw } from "./raw_rounds.ts";
+import { RAW_SERVER } from "../process/helpers.ts";
+import { ALL_CAPS, errorData, type Obj, result, ROOTS, startRaw } from "./raw_rounds.ts";
 import { type Answer, PendingTable } from "../../lib/input/pending.ts";
 
 const RESULT: Answer = { kind: "result", result: { action: "accept" } };
@@ -99,7 +100,8 @@ Deno.test("the end of the input cancels open questions with the reason", async (
 });
 
 Deno.test("the upstream stops while the bridge waits for answers: questions canceled, the request gets upstream_exited", async () => {
-  await using bridge = await startRaw();
+  // The raw server as a child: it stops its process.
+  await using bridge = await startRaw(ALL_CAPS, [], RAW_SERVER("ok"));
   await bridge.request(2, "tools/call", {
     name: "ask",
     arguments: { sequence: [{ dieAfterMs: 200, requests: { a: ROOTS } }] },

@@ -1,16 +1,20 @@
 /**
  * Input rounds through the whole bridge, in the test's own process: the
  * bridge (`InProcessBridge`) in front of the tool "ask" of the raw server
- * (tests/fixtures/raw_server.ts, a child on stdio), which returns the rounds
- * that the test lists, including what an SDK server will not send. The test
- * plays the client with raw lines, or with the v1 SDK client
- * (tests/frontend/v1_client.ts).
+ * (tests/fixtures/ask_rounds.ts), which returns the rounds that the test
+ * lists, including what an SDK server will not send. The raw server is in
+ * process too ({@linkcode rawAskServer}, over the memory link), or a child on
+ * stdio (`RAW_SERVER` of tests/process/helpers.ts) where the test needs a
+ * process that stops. The test plays the client with raw lines, or with the
+ * v1 SDK client (tests/frontend/v1_client.ts).
  *
  * @module
  */
 
-import { InProcessBridge } from "../frontend/in_process.ts";
-import { RAW_SERVER } from "../process/helpers.ts";
+import { type JSONRPCMessage, Server, type Transport } from "@modelcontextprotocol/server";
+import type { ServerFactory } from "../../lib/upstream/memory.ts";
+import { askRound } from "../fixtures/ask_rounds.ts";
+import { InProcessBridge, type Upstream } from "../frontend/in_process.ts";
 
 /** A JSON object. */
 export type Obj = Record<string, unknown>;
@@ -47,12 +51,64 @@ export const SAMPLING = {
 /** The client capabilities of every kind of input. */
 export const ALL_CAPS = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
 
-/** The bridge in process in front of the raw server, initialized with `capabilities`. */
+/** The capabilities of the raw server in mode "ok". */
+const CAPABILITIES = { tools: {}, tasks: { list: {} } };
+
+/**
+ * The raw server of mode "ok" for the tool "ask", in this process: an SDK
+ * server object only so that the memory link takes it; its `connect` takes
+ * the messages raw, as raw_server.ts reads its stdin, and writes its answers
+ * raw, so nothing of the SDK checks or changes what it sends.
+ */
+class RawAskServer extends Server {
+  #channel: Transport | undefined;
+
+  constructor() {
+    super({ name: "raw", version: "1" }, { capabilities: { tools: {} } });
+  }
+
+  override async connect(transport: Transport): Promise<void> {
+    this.#channel = transport;
+    transport.onmessage = (message) => void this.#answer(transport, message);
+    await transport.start();
+  }
+
+  async #answer(transport: Transport, message: JSONRPCMessage): Promise<void> {
+    if (!("method" in message) || !("id" in message)) return;
+    const { id, method } = message;
+    const params = (message.params ?? {}) as Obj;
+    const write = (body: object) =>
+      transport.send({ jsonrpc: "2.0", id, ...body } as JSONRPCMessage);
+    if (method === "server/discover") {
+      const result = { resultType: "complete", supportedVersions: ["2026-07-28"] };
+      return await write({ result: { ...result, capabilities: CAPABILITIES } });
+    }
+    if ((method === "tools/call" || method === "prompts/get") && params.name === "ask") {
+      return await write(askRound(method, params, (params.arguments ?? {}) as Obj, () => {
+        throw new Error("dieAfterMs stops a process: start the raw server as a child");
+      }));
+    }
+    await write({ error: { code: -32601, message: "Method not found" } });
+  }
+
+  override async close(): Promise<void> {
+    await this.#channel?.close();
+  }
+}
+
+/** The raw server of the tool "ask" in this process, for the memory link. */
+export const rawAskServer: ServerFactory = () => new RawAskServer();
+
+/**
+ * The bridge in process in front of the raw server (in process by default),
+ * initialized with `capabilities`.
+ */
 export async function startRaw(
   capabilities: Obj = ALL_CAPS,
   options: string[] = [],
+  upstream: Upstream = rawAskServer,
 ): Promise<InProcessBridge> {
-  const bridge = new InProcessBridge(options, RAW_SERVER("ok"));
+  const bridge = new InProcessBridge(options, upstream);
   await bridge.initialize(capabilities);
   return bridge;
 }

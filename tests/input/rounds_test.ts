@@ -9,12 +9,12 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { assertIncludes } from "../assert.ts";
 import { bridgeTransport } from "../frontend/v1_client.ts";
-import { RAW_SERVER } from "../process/helpers.ts";
 import {
   ALL_CAPS,
   answerUntil,
   FORM,
   type Obj,
+  rawAskServer,
   result,
   ROOTS,
   SAMPLING,
@@ -73,7 +73,7 @@ Deno.test("input rounds: only an upstream error -32602 maps to -32602 (the reque
 
 /** The v1 SDK client as VS Code, with `capabilities`; `events` gets what it was asked. */
 async function legacyClient(capabilities: Obj, events: unknown[]): Promise<Client> {
-  const transport = bridgeTransport(RAW_SERVER("ok"));
+  const transport = bridgeTransport(rawAskServer);
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities });
   client.setRequestHandler(ElicitRequestSchema, (request: { params: Obj }) => {
     events.push(["elicit", request.params]);

@@ -97,7 +97,7 @@ class RawAskServer extends Server {
 }
 
 /** The raw server of the tool "ask" in this process, for the memory link. */
-export const rawAskServer: ServerFactory = () => new RawAskServer();
+export const rawAskServer: ServerFactory = (): Server => new RawAskServer();
 
 /**
  * The bridge in process in front of the raw server (in process by default),

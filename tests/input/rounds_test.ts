@@ -9,6 +9,9 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { assertIncludes } from "../assert.ts";
 import { bridgeTransport } from "../frontend/v1_client.ts";
+import { CODES } from "../../lib/errors/error_table.ts";
+import { mapUpstreamFailure } from "../../lib/errors/failures.ts";
+import { type FailureKind, UpstreamFailure } from "../../lib/upstream/failure.ts";
 import {
   ALL_CAPS,
   answerUntil,
@@ -21,9 +24,6 @@ import {
   startRaw,
   url,
 } from "./raw_rounds.ts";
-import { CODES } from "../../lib/errors/error_table.ts";
-import { mapUpstreamFailure } from "../../lib/errors/failures.ts";
-import { type FailureKind, UpstreamFailure } from "../../lib/upstream/failure.ts";
 
 const KINDS: FailureKind[] = [
   "rpc",

@@ -3,6 +3,15 @@ import { fileURLToPath } from "node:url";
 import { fullFormats } from "ajv-formats/dist/formats.js";
 import { compileSchema } from "../../lib/input/form_schema.ts";
 import type { JsonObject } from "../../lib/jsonrpc/message.ts";
+import {
+  answerAll,
+  ask,
+  FORM_CAPS,
+  formOf,
+  inputResponses,
+  type Obj,
+  startRaw,
+} from "./raw_rounds.ts";
 
 const form = (properties: JsonObject, extra: JsonObject = {}): JsonObject => ({
   type: "object",
@@ -182,4 +191,66 @@ Deno.test("form schema: formats still check (email, date, uuid, hostname, durati
     strictEqual(check({ ...good, [key]: bad }), false, key);
   }
   deepStrictEqual(compileSchema(form({ a: { format: "no-such-format" } }))?.({ a: "x" }), true);
+});
+
+// requestedSchemas of the upstream server through the whole bridge, in this process
+// (tests/input/raw_rounds.ts): what cannot be checked safely never reaches the client,
+// crashes or stalls the bridge.
+
+const start = () => startRaw(FORM_CAPS);
+const NAME = { name: { type: "string", minLength: 2 } };
+const WITH_ID = formOf({
+  $id: "https://forms.example/name",
+  type: "object",
+  properties: NAME,
+  required: ["name"],
+});
+
+Deno.test("the same $id compiles in each round and in the next call of the tool", async () => {
+  await using bridge = await start();
+  await ask(bridge, 2, [{ k: WITH_ID }, { k: WITH_ID }]);
+  const first = await answerAll(bridge, 2, { name: "Ada" });
+  strictEqual(first.questions, 2, JSON.stringify(first.response));
+  deepStrictEqual(inputResponses(first.response), {
+    k: { action: "accept", content: { name: "Ada" } },
+  });
+  await ask(bridge, 3, [{ k: WITH_ID }]);
+  const second = await answerAll(bridge, 3, { name: "Bob" });
+  strictEqual(second.questions, 1, JSON.stringify(second.response));
+  deepStrictEqual(inputResponses(second.response), {
+    k: { action: "accept", content: { name: "Bob" } },
+  });
+});
+
+Deno.test("a schema that cannot be checked safely fails the request before a question", async (t) => {
+  // 24 anyOf of two references to the next: 2^24 paths (4 GB, then a crash).
+  const defs: Obj = { a24: { type: "string" } };
+  for (let i = 0; i < 24; i++) {
+    defs[`a${i}`] = { anyOf: [{ $ref: `#/$defs/a${i + 1}` }, { $ref: `#/$defs/a${i + 1}` }] };
+  }
+  const cases: [string, Obj][] = [
+    ["$async", { $async: true, type: "object", properties: NAME, required: ["name"] }],
+    ["a $ref loop", { type: "object", properties: NAME, allOf: [{ $ref: "#" }] }],
+    ["a $ref loop under a property", {
+      type: "object",
+      properties: { name: { allOf: [{ $ref: "#/properties/name" }] } },
+    }],
+    ["2^24 paths", { type: "object", properties: { name: { $ref: "#/$defs/a0" } }, $defs: defs }],
+  ];
+  for (const [name, schema] of cases) {
+    await t.step(name, async () => {
+      await using bridge = await start();
+      await ask(bridge, 2, [{ k: formOf(schema) }]);
+      const msg = await bridge.next();
+      strictEqual(msg?.id, 2, `no question first: ${JSON.stringify(msg)}`);
+      deepStrictEqual((msg?.error as Obj).data, {
+        cause: "invalid_input_request",
+        detail: "input request 'k': the requestedSchema does not compile",
+      });
+      // An answer that breaks the schema used to crash the process ($async) or to get
+      // no response (the loop): the bridge goes on.
+      await bridge.request(3, "ping");
+      deepStrictEqual(await bridge.next(), { jsonrpc: "2.0", id: 3, result: {} });
+    });
+  }
 });

@@ -1,4 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { RAW_SERVER } from "../process/helpers.ts";
+import { ALL_CAPS, errorData, type Obj, result, ROOTS, startRaw } from "./raw_rounds.ts";
 import { type Answer, PendingTable } from "../../lib/input/pending.ts";
 
 const RESULT: Answer = { kind: "result", result: { action: "accept" } };
@@ -35,4 +37,81 @@ Deno.test("pending: remove reports the ids that had no answer, and a late answer
   deepStrictEqual(await a.answer, RESULT);
   deepStrictEqual(table.removeAll(), [c.id]);
   deepStrictEqual([table.size, table.removeAll()], [0, []]);
+});
+
+// Through the whole bridge, in this process (tests/input/raw_rounds.ts): the client as raw
+// lines or the v1 SDK client, the raw server's tool "ask" as the upstream.
+
+Deno.test("ids: b-1, b-2, ...; unknown, numeric, null and late answers are dropped", async () => {
+  await using bridge = await startRaw();
+  await bridge.request(2, "tools/call", {
+    name: "ask",
+    arguments: { sequence: [{ a: ROOTS, b: ROOTS }] },
+  });
+  const q1 = await bridge.next();
+  const q2 = await bridge.next();
+  deepStrictEqual([q1?.id, q2?.id], ["b-1", "b-2"]);
+  await bridge.writeRaw(
+    result("b-99", { roots: [] }) + "\n" + result(5, {}) + "\n" + result(null, {}) + "\n",
+  );
+  await bridge.writeRaw(
+    result("b-1", { roots: [] }) + "\n" + result("b-1", { roots: [{ uri: "file:///late" }] }) +
+      "\n",
+  );
+  await bridge.writeRaw(result("b-2", { roots: [] }) + "\n");
+  const msg = await bridge.next();
+  strictEqual(msg?.id, 2);
+  deepStrictEqual(((msg?.result as Obj).structuredContent as Obj).inputResponses, {
+    a: { roots: [] },
+    b: { roots: [] },
+  });
+});
+
+Deno.test("a cancel in the middle of a round: questions get notifications/cancelled, the request gets nothing", async () => {
+  await using bridge = await startRaw();
+  await bridge.request(2, "tools/call", { name: "ask", arguments: { sequence: [{ a: ROOTS }] } });
+  const q = await bridge.next();
+  strictEqual(q?.id, "b-1");
+  await bridge.send({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 2 },
+  });
+  deepStrictEqual(await bridge.next(), {
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: "b-1", reason: "the client canceled the request" },
+  });
+  await bridge.writeRaw(result("b-1", { roots: [] }) + "\n"); // late: dropped
+  await bridge.request(3, "ping");
+  strictEqual((await bridge.next())?.id, 3);
+});
+
+Deno.test("the end of the input cancels open questions with the reason", async () => {
+  await using bridge = await startRaw();
+  await bridge.request(2, "tools/call", { name: "ask", arguments: { sequence: [{ a: ROOTS }] } });
+  strictEqual((await bridge.next())?.id, "b-1");
+  strictEqual(await bridge.exit(), 0);
+  deepStrictEqual(await bridge.rest(1000), [{
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: "b-1", reason: "the client closed the connection" },
+  }]);
+});
+
+Deno.test("the upstream stops while the bridge waits for answers: questions canceled, the request gets upstream_exited", async () => {
+  // The raw server as a child: it stops its process.
+  await using bridge = await startRaw(ALL_CAPS, [], RAW_SERVER("ok"));
+  await bridge.request(2, "tools/call", {
+    name: "ask",
+    arguments: { sequence: [{ dieAfterMs: 200, requests: { a: ROOTS } }] },
+  });
+  strictEqual((await bridge.next())?.id, "b-1");
+  deepStrictEqual(await bridge.next(), {
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: "b-1", reason: "the upstream server stopped" },
+  });
+  deepStrictEqual(errorData(await bridge.next()), { cause: "upstream_exited" });
+  strictEqual(await bridge.exit(), 1);
 });

@@ -1,4 +1,6 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { assertIncludes } from "../assert.ts";
+import * as raw from "./raw_rounds.ts";
 import { declaredOf, loadFormChecks } from "../../lib/input/input_checks.ts";
 import type { Answer } from "../../lib/input/pending.ts";
 import {
@@ -206,4 +208,107 @@ Deno.test("responses: in order after the declines; an accepted URL is kept; a ba
   deepStrictEqual([...accepted], [["https://x/1", { elicitationId: "elicitation-1" }]]);
   const failed = responsesOf(round, [result({ action: "accept" }), INVALID_LINE], new Map());
   deepStrictEqual(!failed.ok && failed.error.data, { cause: "invalid_client_answer" });
+});
+
+// Through the whole bridge, in this process (tests/input/raw_rounds.ts): the client as raw
+// lines or the v1 SDK client, the raw server's tool "ask" as the upstream.
+
+type Obj = raw.Obj;
+
+Deno.test("answers: error and invalid lines of an elicitation give cancel; refused URL gives decline; roots filtered", async () => {
+  await using bridge = await raw.startRaw();
+  const refused = [
+    "http://127.1/",
+    "http://localhost.evil.com/",
+    "http://user@localhost/",
+    "javascript:alert(1)",
+  ];
+  const requests: Obj = { e1: raw.FORM, e2: raw.FORM, r: raw.ROOTS };
+  refused.forEach((u, i) => requests[`u${i}`] = raw.url(u));
+  await bridge.request(2, "tools/call", { name: "ask", arguments: { sequence: [requests] } });
+  let n = 0;
+  const { response, seen } = await raw.answerUntil(bridge, 2, (q) => {
+    if (q.method === "roots/list") {
+      return raw.result(q.id, { roots: [{ uri: "file:///a" }, { uri: "vscode://b" }] });
+    }
+    return n++ === 0
+      ? JSON.stringify({ jsonrpc: "2.0", id: q.id, error: { code: -1, message: "no" } })
+      : `{"jsonrpc":"2.0","id":"${q.id}",broken`;
+  });
+  strictEqual(seen.filter((m) => m.method === "elicitation/create").length, 2);
+  const echo = ((response.result as Obj).structuredContent as Obj).inputResponses as Obj;
+  deepStrictEqual(echo, {
+    e1: { action: "cancel" },
+    e2: { action: "cancel" },
+    r: { roots: [{ uri: "file:///a" }] },
+    u0: { action: "decline" },
+    u1: { action: "decline" },
+    u2: { action: "decline" },
+    u3: { action: "decline" },
+  });
+  assertIncludes(bridge.stderr, "warn: refused the URL");
+});
+
+Deno.test("answers: a form answer that breaks the requestedSchema, and a bad sampling answer, give invalid_client_answer", async (t) => {
+  for (
+    const [name, request, answer] of [
+      ["form", raw.FORM, { action: "accept", content: { name: "A" } }],
+      ["sampling", raw.SAMPLING, { role: "robot" }],
+      ["roots", raw.ROOTS, { roots: "x" }],
+      ["elicitation shape", raw.FORM, { action: "maybe" }],
+    ] as const
+  ) {
+    await t.step(name, async () => {
+      await using bridge = await raw.startRaw();
+      await bridge.request(2, "tools/call", {
+        name: "ask",
+        arguments: { sequence: [{ k: request }] },
+      });
+      const { response } = await raw.answerUntil(bridge, 2, (q) => raw.result(q.id, answer));
+      deepStrictEqual(raw.errorData(response), { cause: "invalid_client_answer" });
+    });
+  }
+});
+
+Deno.test("answers: a client error for sampling or roots fails the request with the client's error", async () => {
+  await using bridge = await raw.startRaw();
+  await bridge.request(2, "tools/call", {
+    name: "ask",
+    arguments: { sequence: [{ k: raw.SAMPLING }] },
+  });
+  const { response } = await raw.answerUntil(
+    bridge,
+    2,
+    (q) =>
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: q.id,
+        error: { code: -32000, message: "refused", data: { why: 1 } },
+      }),
+  );
+  deepStrictEqual(response.error, { code: -32000, message: "refused", data: { why: 1 } });
+  await bridge.request(3, "tools/call", {
+    name: "ask",
+    arguments: { sequence: [{ k: raw.ROOTS }] },
+  });
+  const second = await raw.answerUntil(bridge, 3, (q) => `{"id":"${q.id}",,,`);
+  deepStrictEqual(raw.errorData(second.response), { cause: "invalid_client_answer" });
+});
+
+Deno.test("a form without a property gets the Continue form with its message; accept gives empty content", async () => {
+  await using bridge = await raw.startRaw();
+  const empty = {
+    method: "elicitation/create",
+    params: { message: "Confirm?", requestedSchema: { type: "object", properties: {} } },
+  };
+  await bridge.request(2, "tools/call", { name: "ask", arguments: { sequence: [{ k: empty }] } });
+  const { response, seen } = await raw.answerUntil(
+    bridge,
+    2,
+    (q) => raw.result(q.id, { action: "accept", content: { continue: "Continue" } }),
+  );
+  deepStrictEqual((seen[0]!.params as Obj).message, "Confirm?");
+  deepStrictEqual(((response.result as Obj).structuredContent as Obj).inputResponses, {
+    k: { action: "accept", content: {} },
+  });
 });

@@ -1,4 +1,5 @@
-import { deepStrictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import * as raw from "./raw_rounds.ts";
 import { DEFAULT_LIMITS } from "../../lib/settings/limits.ts";
 import { checkRound } from "../../lib/input/round_checks.ts";
 import type { JsonObject } from "../../lib/jsonrpc/message.ts";
@@ -81,3 +82,55 @@ const CASES: [string, JsonObject, number, unknown][] = [
 for (const [name, result, round, expected] of CASES) {
   Deno.test(`round checks: ${name}`, () => deepStrictEqual(outcome(result, round), expected));
 }
+
+// Through the whole bridge, in this process (tests/input/raw_rounds.ts): the client as raw
+// lines or the v1 SDK client, the raw server's tool "ask" as the upstream.
+
+type Obj = raw.Obj;
+
+Deno.test("checks of the whole round: count, inputRequests, requestState", async (t) => {
+  const many: Obj = {};
+  for (let i = 0; i < 17; i++) many[`r${i}`] = raw.ROOTS;
+  const cases: [string, unknown, unknown][] = [
+    ["17 input requests", many, {
+      cause: "too_many_input_requests",
+      detail: "17 input requests in one round, limit: 16",
+    }],
+    ["inputRequests not an object", {
+      raw: { resultType: "input_required", inputRequests: [1], requestState: "s" },
+    }, {
+      cause: "invalid_input_request",
+      detail: "the inputRequests member is not an object",
+    }],
+    ["requestState not a string", {
+      raw: { resultType: "input_required", inputRequests: { r: raw.ROOTS }, requestState: 5 },
+    }, {
+      cause: "invalid_input_request",
+      detail: "the requestState member is not a string",
+    }],
+  ];
+  for (const [name, step, data] of cases) {
+    await t.step(name, async () => {
+      await using bridge = await raw.startRaw();
+      await bridge.request(2, "tools/call", { name: "ask", arguments: { sequence: [step] } });
+      const msg = await bridge.next();
+      strictEqual(msg?.id, 2);
+      deepStrictEqual(raw.errorData(msg), data);
+    });
+  }
+});
+
+Deno.test("too_many_rounds after the tenth round still asks for input", async () => {
+  await using bridge = await raw.startRaw();
+  await bridge.request(2, "tools/call", {
+    name: "ask",
+    arguments: { sequence: Array(10).fill({ a: raw.ROOTS }) },
+  });
+  const { response, seen } = await raw.answerUntil(
+    bridge,
+    2,
+    (q) => raw.result(q.id, { roots: [] }),
+  );
+  strictEqual(seen.length, 9);
+  deepStrictEqual(raw.errorData(response), { cause: "too_many_rounds" });
+});

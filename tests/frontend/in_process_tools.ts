@@ -2,22 +2,18 @@
  * What the tests of the in-process bridge (`in_process.ts`) need besides it:
  * the stderr of an upstream child (the bridge's child inherits the stderr of
  * the test, so it is not in the bridge's log), the console of an upstream
- * server in this process, the bridge's output as raw lines (exact bytes of
- * ids), and the transport of the v1 SDK client (as VS Code runs it) to the
- * bridge in this process.
+ * server in this process, and the bridge's output as raw lines (exact bytes
+ * of ids). The v1 SDK client's transport to it is in `v1_client.ts`.
  *
  * @module
  */
 
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Frontend } from "../../lib/frontend/frontend.ts";
 import { parseCommandLine } from "../../lib/cli/command_line.ts";
 import { bridgeOptions } from "../../lib/cli/run.ts";
 import { createLogger } from "../../lib/log.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
-import type { InProcessBridge } from "./in_process.ts";
 
 const enc = new TextEncoder();
 
@@ -175,43 +171,5 @@ export class RawInProcessBridge implements AsyncDisposable {
     await this.#writer.close().catch(() => {});
     await this.#reader.cancel().catch(() => {});
     await this.exitCode;
-  }
-}
-
-/**
- * The transport of the v1 SDK client (as VS Code runs it) to a bridge in this
- * process: each message is one line of the bridge's input; the bridge's
- * messages go to `onmessage` until its output ends.
- */
-export class InProcessTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
-  readonly #bridge: InProcessBridge;
-  #reading: Promise<void> | undefined;
-
-  constructor(bridge: InProcessBridge) {
-    this.#bridge = bridge;
-  }
-
-  start(): Promise<void> {
-    this.#reading = (async () => {
-      for (;;) {
-        const message = await this.#bridge.next(60_000);
-        if (message === null) break;
-        this.onmessage?.(message as JSONRPCMessage);
-      }
-      this.onclose?.();
-    })();
-    return Promise.resolve();
-  }
-
-  async send(message: JSONRPCMessage): Promise<void> {
-    await this.#bridge.send(message);
-  }
-
-  async close(): Promise<void> {
-    await this.#bridge.closeInput();
-    await this.#reading;
   }
 }

@@ -14,7 +14,8 @@ import { RAW_SERVER } from "../process/helpers.ts";
 import { waitFor } from "../wait.ts";
 import { startFrontend } from "../frontend/harness.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
-import { ChildStderr, InProcessTransport } from "../frontend/in_process_tools.ts";
+import { ChildStderr } from "../frontend/in_process_tools.ts";
+import { bridgeTransport } from "../frontend/v1_client.ts";
 import { server } from "../fixtures/modern_server.ts";
 
 Deno.test("backoff: 0.5 s doubling up to 30 s; reset gives 0.5 s again", () => {
@@ -370,8 +371,7 @@ Deno.test("the end of the input cancels the streams", async () => {
 });
 
 Deno.test("v1 client gets list changes and resource updates through resources/subscribe", async () => {
-  await using bridge = new InProcessBridge([], RAW_SERVER("listen"));
-  const transport = new InProcessTransport(bridge);
+  const transport = bridgeTransport(RAW_SERVER("listen"));
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
   const seen: string[] = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));
@@ -402,8 +402,7 @@ Deno.test("v1 client gets list changes and resource updates through resources/su
 });
 
 Deno.test("v1 client and an SDK v2 server: list changes and resource updates of a real listen stream", async () => {
-  await using bridge = new InProcessBridge([], server);
-  const transport = new InProcessTransport(bridge);
+  const transport = bridgeTransport(server);
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
   const seen: string[] = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));

@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { ProgressRelay } from "../../lib/frontend/progress.ts";
+import { ProgressRelay } from "../../lib/translate/progress.ts";
 import type { Notification } from "../../lib/jsonrpc/message.ts";
 
 Deno.test("progress relay: at most 50 per sliding second, with the client's token; none after stop", () => {

@@ -13,7 +13,7 @@
 
 import { fileURLToPath } from "node:url";
 import { applyResultRules } from "../lib/translate/results.ts";
-import { ProgressRelay } from "../lib/frontend/progress.ts";
+import { ProgressRelay } from "../lib/translate/progress.ts";
 import { createLogger, type Logger, SILENT_LOGGER } from "../lib/log.ts";
 import type { JsonObject } from "../lib/jsonrpc/message.ts";
 import { VSCODE_PROFILE } from "../lib/vscode/profile.ts";

@@ -4,49 +4,38 @@
  * minute), and answers a 401 challenge with a sign-in and a 403
  * `insufficient_scope` with one step-up. A sign-in is OAuth 2.1 with PKCE
  * S256, `state`, `resource` and the `iss` check, through the one-time start
- * URL of the redirect listener; parallel bridges of one server share it
- * through the lock of the store.
+ * URL of the redirect listener (`authorization_code.ts`); parallel bridges
+ * of one server share it through the lock of the store.
  *
  * @module
  */
 
 import {
   computeScopeUnion,
-  exchangeAuthorization,
   extractWWWAuthenticateParams,
   type FetchLike,
-  IssuerMismatchError,
-  startAuthorization,
 } from "@modelcontextprotocol/client";
 import type { Logger } from "../log.ts";
 import type { UrlPrompt } from "../upstream/link.ts";
 import type { Challenge, ChallengeOutcome, TokenSource } from "../upstream/token_source.ts";
-import type { OpenBrowser } from "./browser.ts";
-import { discover, type ServerInfo } from "./discovery.ts";
+import { type AuthorizationSettings, authorize } from "./authorization_code.ts";
+import { discover } from "./discovery.ts";
 import { refreshEntry, storedClient } from "./refresh.ts";
 import { SignInHttp } from "./sign_in_fetch.ts";
 import { isSignInFailure, sandboxLine, signInFailure, timeoutFailure } from "./failures.ts";
 import { signInScope } from "./scope.ts";
-import { authorizationUrlIsValid } from "./checks.ts";
-import { randomToken } from "../random_token.ts";
-import { pageReason, RedirectListener } from "./redirect.ts";
-import { toStored, usable } from "./token_life.ts";
-import { chooseClient, type ClientSettings } from "./registration.ts";
-import type { ServerEntry, StoredTokens, TokenStore } from "./store.ts";
+import { RedirectListener } from "./redirect.ts";
+import { usable } from "./token_life.ts";
+import type { StoredTokens } from "./store.ts";
 
 /** What a sign-in needs. */
-export interface SignInSettings extends ClientSettings {
-  /** The URL of the upstream server (a secret: it is never logged). */
-  readonly serverUrl: string;
-  readonly store: TokenStore;
+export interface SignInSettings extends AuthorizationSettings {
   readonly redirectPort: number;
   readonly signInTimeoutMs: number;
-  readonly noBrowser: boolean;
   /** SANDBOX_RUNTIME=1: a needed sign-in fails at once with `sandbox`. */
   readonly sandbox: boolean;
   /** The name of the executable, for the messages. */
   readonly name: string;
-  readonly openBrowser: OpenBrowser;
   readonly logger: Logger;
   /**
    * The fetch under the requests of the sign-in (`sign_in_fetch.ts` adds the
@@ -291,118 +280,19 @@ export class SignIn implements TokenSource {
     const scope = signInScope(request.challengeScope, request.stepUp, entry, info);
     const listener = await RedirectListener.listen(this.#settings.redirectPort);
     try {
-      await this.#flow(info, scope, entry, listener, http, signal);
+      await authorize({
+        settings: this.#settings,
+        info,
+        scope,
+        entry,
+        listener,
+        http,
+        prompt: () => this.#prompt,
+        log: this.#log,
+      }, signal);
     } finally {
       await listener.close();
     }
     this.#signedIn();
-  }
-
-  async #flow(
-    info: ServerInfo,
-    scope: string | undefined,
-    entry: ServerEntry,
-    listener: RedirectListener,
-    http: SignInHttp,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const { store, serverUrl } = this.#settings;
-    const choice = await chooseClient(this.#settings, info, listener.redirectUri, entry, http);
-    let current: ServerEntry = entry;
-    if (choice.registered !== undefined) {
-      current = { ...current, clients: [...current.clients, choice.registered] };
-      // Stored at once: a sign-in that fails later reuses the registration.
-      await store.write(serverUrl, current);
-    }
-    const state = randomToken(24); // 192 bits
-    let started;
-    try {
-      started = await startAuthorization(info.authorizationServerUrl, {
-        metadata: info.metadata,
-        clientInformation: choice.client,
-        redirectUrl: listener.redirectUri,
-        state,
-        resource: info.resource,
-        ...(scope !== undefined && { scope }),
-      });
-    } catch {
-      throw signInFailure("sign_in_invalid_url", "the authorization server supports no PKCE S256");
-    }
-    if (!authorizationUrlIsValid(started.authorizationUrl, state, listener.redirectUri)) {
-      throw signInFailure("sign_in_invalid_url");
-    }
-    listener.arm(started.authorizationUrl.href, state);
-    const onAbort = () =>
-      listener.fail(signInFailure("sign_in_timeout"), "The time limit of the sign-in passed.");
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      this.#log.info(`sign-in needed: open ${listener.startUrl} in a browser to sign in`);
-      // The redirect can come before the client answers the prompt (it answers after the browser).
-      const delivered = this.#deliver(listener.startUrl, signal);
-      delivered.catch(() => {});
-      const redirect = await Promise.race([
-        listener.redirect(),
-        delivered.then(() => listener.redirect()),
-      ]);
-      const step = http.step("token request");
-      let tokens;
-      try {
-        tokens = await exchangeAuthorization(info.authorizationServerUrl, {
-          metadata: info.metadata,
-          clientInformation: choice.client,
-          authorizationCode: redirect.code,
-          ...(redirect.iss !== undefined && { iss: redirect.iss }),
-          codeVerifier: started.codeVerifier,
-          redirectUri: listener.redirectUri,
-          resource: info.resource,
-          fetchFn: step.fetch,
-        });
-      } catch (error) {
-        if (isSignInFailure(error)) throw error;
-        throw error instanceof IssuerMismatchError
-          ? signInFailure("sign_in_failed", "the issuer of the redirect does not match")
-          : step.failure();
-      }
-      await store.write(serverUrl, {
-        ...current,
-        issuer: info.metadata.issuer,
-        clientId: choice.client.client_id,
-        resource: info.resource,
-        tokens: toStored(tokens, scope),
-      });
-      listener.finish({ ok: true });
-      this.#log.info("signed in to the upstream server");
-    } catch (error) {
-      listener.finish({ ok: false, reason: pageReason(error) });
-      if (
-        isSignInFailure(error, "sign_in_timeout") || (signal.aborted && !isSignInFailure(error))
-      ) {
-        // The placeholders are the caller's: #signIn fills them.
-        throw signal.reason ?? error;
-      }
-      throw error;
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
-  }
-
-  /** Sends the user to the start URL: the client's URL prompt, else the browser. */
-  async #deliver(startUrl: string, signal: AbortSignal): Promise<void> {
-    const prompt = this.#prompt;
-    if (prompt !== undefined) {
-      let answer;
-      try {
-        answer = await prompt(startUrl, "Sign in to the upstream server in your browser.", signal);
-      } catch {
-        if (signal.aborted) throw signal.reason;
-        throw signInFailure("reauthorization_required", "no_consent");
-      }
-      if (answer !== "accept") throw signInFailure("reauthorization_required", "declined");
-      return;
-    }
-    if (this.#settings.noBrowser) return;
-    if (!await this.#settings.openBrowser(startUrl)) {
-      this.#log.warn("the browser did not open: open the URL of the sign-in line by hand");
-    }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The front end: a stdio MCP server of revision 2025-11-25 for the client, as
- * a state machine. {@linkcode State} is one typed value; the spec's message
+ * a state machine. The state is one typed value (`state.ts`); the spec's message
  * table ({@linkcode REQUEST_TABLE}, {@linkcode NOTIFICATION_TABLE}) says
  * what each state does with each kind of message; what only the ready state
  * has (the upstream client, the input rounds, the result rules, the
@@ -25,8 +25,7 @@ import {
   type RequestId,
 } from "../jsonrpc/message.ts";
 import { MessageWriter } from "../jsonrpc/writer.ts";
-import { failureOfEnd } from "../upstream/failure.ts";
-import type { Connect } from "../upstream/link.ts";
+import { type Connect, failureOfEnd } from "../upstream/link.ts";
 import { BridgeError, unwritableResponse } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import { type Flight, Flights } from "./flights.ts";
@@ -43,30 +42,13 @@ import {
 } from "./message_table.ts";
 import { CANCEL_REASONS, PendingTable } from "../input/pending.ts";
 import type { Profile } from "../settings/profile.ts";
-import type { Ready } from "./ready.ts";
 import { PromiseGroup } from "./promise_group.ts";
+import type { Ready } from "./ready.ts";
+import { connectionOf, readyState, type State } from "./state.ts";
 import type { LegacyOptions } from "../legacy/auto.ts";
 import { PassThrough } from "../legacy/passthrough.ts";
 import { initializeUpstream } from "./initialize_step.ts";
 import { type Fallback, hasModernMeta, isInitializeParams } from "../translate/translate.ts";
-
-export type { StateName } from "./message_table.ts";
-
-/**
- * The state of the front end. `closing` keeps the ready data for the
- * shutdown, and after the loss of the upstream the error of each later
- * request (none after the end of the input).
- */
-export type State =
-  | { readonly name: "awaiting_initialize" }
-  | { readonly name: "initializing" }
-  | { readonly name: "ready"; readonly ready: Ready }
-  | { readonly name: "passthrough"; readonly ready: PassThrough }
-  | {
-    readonly name: "closing";
-    readonly ready: Ready | PassThrough | undefined;
-    readonly lost: BridgeError | undefined;
-  };
 
 /** Options of a {@linkcode Frontend}. */
 export interface FrontendOptions {
@@ -335,9 +317,7 @@ export class Frontend {
         return;
       }
       // The state is ready before the result goes out: the next requests can come at once.
-      this.#state = ready instanceof PassThrough
-        ? { name: "passthrough", ready }
-        : { name: "ready", ready };
+      this.#state = readyState(ready);
       this.#watchUpstream(ready);
       this.#answer(flight, { result: done.result });
     }, flight);
@@ -387,10 +367,7 @@ export class Frontend {
    */
   async shutdown(): Promise<void> {
     const previous = this.#state;
-    const ready = previous.name === "ready" || previous.name === "passthrough" ||
-        previous.name === "closing"
-      ? previous.ready
-      : undefined;
+    const ready = connectionOf(previous);
     if (previous.name !== "closing") this.#state = { name: "closing", ready, lost: undefined };
     this.#flights.cancelAll(CANCEL_REASONS.closed);
     if (ready instanceof PassThrough) ready.end(CANCEL_REASONS.closed);

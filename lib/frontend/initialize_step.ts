@@ -1,7 +1,7 @@
 /**
  * The first initialize of the front end, from the client's params to the
  * ready data and the initialize result: the start of the upstream with
- * server/discover (`start.ts`), and with `--protocol auto` the pass-through
+ * server/discover (`start/start.ts`), and with `--protocol auto` the pass-through
  * of an older upstream server (`lib/legacy/`). The front end keeps the
  * state transitions; this module makes what the ready state holds.
  *
@@ -22,7 +22,7 @@ import { type LoggingLevel, logMessageFor } from "./client_log_level.ts";
 import type { PendingTable } from "../input/pending.ts";
 import type { Profile } from "../settings/profile.ts";
 import { type Ready, ReadySession } from "./ready.ts";
-import { startUpstream } from "./start.ts";
+import { startUpstream } from "../start/start.ts";
 import { type Fallback, initializeResult } from "../translate/translate.ts";
 
 /** What the first initialize needs of the front end. */

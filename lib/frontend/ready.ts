@@ -19,7 +19,7 @@ import { passthroughMeta } from "./meta.ts";
 import { type ListenDeclared, listenDeclared, Listener } from "../listen/listen_stream.ts";
 import type { PendingTable } from "../input/pending.ts";
 import type { Profile } from "../settings/profile.ts";
-import { ProgressRelay } from "./progress.ts";
+import { ProgressRelay } from "../translate/progress.ts";
 import { applyResultRules, type ResultContext } from "../translate/results.ts";
 import { signInPrompt } from "../input/sign_in_prompt.ts";
 import { forwardParams, type IconRule, progressToken } from "../translate/translate.ts";

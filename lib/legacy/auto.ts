@@ -15,7 +15,7 @@ import { UpstreamFailure } from "../upstream/failure.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit } from "../settings/limits.ts";
-import { type Fallback, type StartOptions, upstreamClientOn } from "../frontend/start.ts";
+import { type Fallback, type StartOptions, upstreamClientOn } from "../start/start.ts";
 import { isInitializeResult, legacyInitializeParams } from "./initialize.ts";
 import type { PassThrough } from "./passthrough.ts";
 

@@ -28,7 +28,7 @@ import { formatLimit, type Limits, roundTimeoutMs } from "../settings/limits.ts"
 import type { Logger } from "../log.ts";
 import { type Answer, CANCEL_REASONS, type PendingTable } from "../input/pending.ts";
 import type { Profile } from "../settings/profile.ts";
-import { ProgressRelay } from "../frontend/progress.ts";
+import { ProgressRelay } from "../translate/progress.ts";
 import { applyResultRules, type ResultContext } from "../translate/results.ts";
 import { FORWARDED_METHODS, type IconRule, progressToken } from "../translate/translate.ts";
 

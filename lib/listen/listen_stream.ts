@@ -4,6 +4,7 @@
  * the subscriptions at a time. Revision 2025-11-25 sends list changes and
  * resource updates on the connection; revision 2026-07-28 sends them on a
  * `subscriptions/listen` stream that the bridge keeps open for the client.
+ * What a lost stream leads to is the table of `stream_loss.ts`.
  *
  * @module
  */
@@ -18,6 +19,7 @@ import { mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit, type Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { CANCEL_REASONS } from "../input/pending.ts";
+import { Backoff, type StreamEnd, streamEndOf } from "./stream_loss.ts";
 
 /** The four events that the client gets, with the list that each belongs to. */
 const LIST_EVENTS = {
@@ -70,36 +72,6 @@ export interface ListenerOptions {
   readonly clock?: Clock | undefined;
 }
 
-/**
- * How a stream ended: a new stream after a wait, one after the next sign-in
- * (an HTTP 401 or 403), or none until a change of the subscriptions.
- */
-type StreamEnd = "retry" | "after_sign_in" | "stop";
-
-/**
- * The rows of "New streams after a loss" for a failure of the upstream
- * client: a lost connection, a transport failure or an HTTP status of 408,
- * 429 or 5xx except 501 retries; 401 and 403 wait for the next sign-in; a
- * child that stopped, an error of the server and each other status stop.
- */
-export function streamEndOf(failure: UpstreamFailure, session: UpstreamClient): StreamEnd {
-  // A sign-in that the stream's own 401 or 403 started and that failed (declined,
-  // timed out) is that challenge's row: it carries no status of its own.
-  if (failure.kind === "sign_in") return "after_sign_in";
-  if (failure.status !== undefined) {
-    const status = failure.status;
-    if (status === 401 || status === 403) return "after_sign_in";
-    if (status === 408 || status === 429 || (status >= 500 && status <= 599 && status !== 501)) {
-      return "retry";
-    }
-    return "stop";
-  }
-  if (failure.kind === "closed" || failure.kind === "transport_failed") {
-    return session.end?.kind === "exited" ? "stop" : "retry";
-  }
-  return "stop";
-}
-
 /** One listen stream. */
 interface Stream {
   readonly n: number;
@@ -120,34 +92,6 @@ export function streamFilter(lists: DeclaredLists, uris: Iterable<string>): Json
   if (lists.has("resources")) filter.resourcesListChanged = true;
   filter.resourceSubscriptions = [...uris];
   return filter;
-}
-
-/**
- * The wait before the next stream after a loss: 0.5 s, doubling up to 30 s.
- * Only a stream that lives for the healthy time after its acknowledgment
- * resets it.
- */
-export class Backoff {
-  readonly #first: number;
-  readonly #max: number;
-  #next: number;
-
-  constructor(firstMs: number, maxMs: number) {
-    this.#first = firstMs;
-    this.#max = maxMs;
-    this.#next = firstMs;
-  }
-
-  /** The next wait; each call doubles the one after it. */
-  take(): number {
-    const wait = this.#next;
-    this.#next = Math.min(this.#next * 2, this.#max);
-    return wait;
-  }
-
-  reset(): void {
-    this.#next = this.#first;
-  }
 }
 
 /** The owner of the listen streams of one connection. */

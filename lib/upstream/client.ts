@@ -24,8 +24,8 @@ import {
 } from "../jsonrpc/message.ts";
 import { Deadlines } from "./deadlines.ts";
 import { ENVELOPE_KEYS, SUBSCRIPTION_ID_KEY, UPSTREAM_PROTOCOL_VERSION } from "./envelope.ts";
-import { failureOfEnd, UpstreamFailure } from "./failure.ts";
-import type { LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
+import { UpstreamFailure } from "./failure.ts";
+import { failureOfEnd, type LinkEnd, type UpstreamFrame, type UpstreamLink } from "./link.ts";
 
 /** The progress of the upstream server for one request. */
 export interface UpstreamProgress {

@@ -8,7 +8,6 @@
  */
 
 import type { ErrorObject } from "../jsonrpc/message.ts";
-import type { LinkEnd } from "./link.ts";
 
 /** Why an upstream request failed, or why the link could not start. */
 export type FailureKind =
@@ -128,28 +127,5 @@ export class UpstreamFailure extends Error {
     this.upstreamMessage = facts.upstreamMessage;
     this.errorBody = facts.errorBody;
     this.signIn = facts.signIn;
-  }
-}
-
-/**
- * The one mapping from how a link ended to the failure of what was in flight
- * and of what comes later: a child that stopped is `exited`, a transport
- * that failed keeps its own failure (or is `transport_failed`), and each
- * other end is `closed`.
- *
- * @example
- * ```ts
- * import { failureOfEnd } from "./failure.ts";
- * if (failureOfEnd({ kind: "exited", code: 1 }).kind !== "exited") throw new Error();
- * ```
- */
-export function failureOfEnd(end: LinkEnd): UpstreamFailure {
-  switch (end.kind) {
-    case "exited":
-      return new UpstreamFailure("exited");
-    case "failed":
-      return end.failure ?? new UpstreamFailure("transport_failed");
-    case "closed":
-      return new UpstreamFailure("closed");
   }
 }

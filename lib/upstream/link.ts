@@ -8,7 +8,7 @@
  */
 
 import type { JsonObject, Message, RequestId } from "../jsonrpc/message.ts";
-import type { UpstreamFailure } from "./failure.ts";
+import { UpstreamFailure } from "./failure.ts";
 
 /**
  * A frame from the upstream server.
@@ -40,7 +40,7 @@ export type UpstreamFrame =
   | { readonly kind: "failed"; readonly id: RequestId; readonly failure: UpstreamFailure };
 
 /**
- * How a link ended. `failureOfEnd` of `./failure.ts` maps it, in one place.
+ * How a link ended. {@linkcode failureOfEnd} maps it, in one place.
  */
 export type LinkEnd =
   /** The child process stopped. `code` is its exit code, or null after a signal. */
@@ -200,3 +200,26 @@ export interface UpstreamLink {
  * ```
  */
 export type Connect = () => Promise<UpstreamLink>;
+
+/**
+ * The one mapping from how a link ended to the failure of what was in flight
+ * and of what comes later: a child that stopped is `exited`, a transport
+ * that failed keeps its own failure (or is `transport_failed`), and each
+ * other end is `closed`.
+ *
+ * @example
+ * ```ts
+ * import { failureOfEnd } from "./link.ts";
+ * if (failureOfEnd({ kind: "exited", code: 1 }).kind !== "exited") throw new Error();
+ * ```
+ */
+export function failureOfEnd(end: LinkEnd): UpstreamFailure {
+  switch (end.kind) {
+    case "exited":
+      return new UpstreamFailure("exited");
+    case "failed":
+      return end.failure ?? new UpstreamFailure("transport_failed");
+    case "closed":
+      return new UpstreamFailure("closed");
+  }
+}

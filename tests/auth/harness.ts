@@ -8,7 +8,9 @@
  * @module
  */
 
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/log.ts";
+import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { SignIn, type SignInSettings } from "../../lib/auth/sign_in.ts";
 import { type LockTimes, TokenStore } from "../../lib/auth/store.ts";
 import { type BrowserMode, type BrowserVisit, visit } from "../fixtures/auth/browser.ts";
@@ -192,4 +194,30 @@ export function leaks(world: World, text: string): string[] {
   for (const token of world.resource.tokensSeen) if (text.includes(token)) found.push(token);
   if (text.includes(world.resource.secretPath)) found.push("the URL path of the server");
   return found;
+}
+
+/** Rejects with the sign-in failure of `cause`; returns it. */
+export async function failsWith(
+  promise: Promise<unknown>,
+  cause: string,
+): Promise<UpstreamFailure> {
+  let caught: unknown;
+  await rejects(promise, (error) => {
+    caught = error;
+    return true;
+  });
+  ok(caught instanceof UpstreamFailure, `not an UpstreamFailure: ${caught}`);
+  strictEqual(caught.kind, "sign_in");
+  strictEqual(caught.signIn?.cause, cause);
+  return caught;
+}
+
+/** The log and the browser pages hold none of the secrets of the exchange. */
+export async function noLeaks(world: World): Promise<void> {
+  const text = world.log.join("");
+  deepStrictEqual(leaks(world, text), []);
+  // The browser pages must not show them either.
+  for (const visit of await Promise.all(world.visits)) {
+    deepStrictEqual(leaks(world, visit.text), []);
+  }
 }

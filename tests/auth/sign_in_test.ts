@@ -1,28 +1,26 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
-import { authorizationUrlIsValid } from "../../lib/auth/checks.ts";
+import { createLogger } from "../../lib/log.ts";
+import { SignIn } from "../../lib/auth/sign_in.ts";
+import { TokenStore } from "../../lib/auth/store.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
-import { call, leaks, setup, type World } from "./harness.ts";
+import { visit } from "../fixtures/auth/browser.ts";
+import { startHostile } from "../fixtures/auth/hostile_server.ts";
+import { waitFor } from "../wait.ts";
+import { call, failsWith, FAST_LOCK, freePort, noLeaks, setup, type World } from "./harness.ts";
 
-/** Rejects with the sign-in failure of `cause`; returns it. */
-async function failsWith(promise: Promise<unknown>, cause: string): Promise<UpstreamFailure> {
-  let caught: unknown;
-  await rejects(promise, (error) => {
-    caught = error;
-    return true;
-  });
-  ok(caught instanceof UpstreamFailure, `not an UpstreamFailure: ${caught}`);
-  strictEqual(caught.kind, "sign_in");
-  strictEqual(caught.signIn?.cause, cause);
-  return caught;
+/** `promise`, or a rejection after `ms`: a request that hangs fails the test instead of hanging it. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
-async function noLeaks(world: World): Promise<void> {
-  const text = world.log.join("");
-  deepStrictEqual(leaks(world, text), []);
-  // The browser pages must not show them either.
-  for (const visit of await Promise.all(world.visits)) {
-    deepStrictEqual(leaks(world, visit.text), []);
-  }
+function causeOf(error: unknown): string | undefined {
+  return error instanceof UpstreamFailure ? error.signIn?.cause : undefined;
 }
 
 /** The authorization server forgets the grant: the next refresh gets invalid_grant. */
@@ -126,42 +124,6 @@ Deno.test("a refresh that fails asks again through the URL prompt; declined is r
   }
 });
 
-Deno.test("access denied at the consent is sign_in_denied, and the page says so", async () => {
-  const world = await setup({ mode: "deny" });
-  try {
-    await failsWith(call(world), "sign_in_denied");
-    const [visit] = await Promise.all(world.visits);
-    ok(visit!.text.includes("refused the access"), visit!.text);
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("another redirect error is sign_in_error with its code", async () => {
-  const world = await setup();
-  world.provider.faults.authorizationError = "temporarily_unavailable";
-  try {
-    const failure = await failsWith(call(world), "sign_in_error");
-    strictEqual(failure.signIn?.detail, "temporarily_unavailable");
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("a token request that fails is sign_in_failed with the step and the HTTP status", async () => {
-  const world = await setup();
-  world.provider.faults.token = 503;
-  try {
-    const failure = await failsWith(call(world), "sign_in_failed");
-    strictEqual(failure.signIn?.detail, "token request: HTTP status 503");
-    const [visit] = await Promise.all(world.visits);
-    ok(visit!.text.includes("did not complete"), visit!.text);
-    await noLeaks(world);
-  } finally {
-    await world.close();
-  }
-});
-
 Deno.test("no redirect in the time limit is sign_in_timeout with the seconds and the name", async () => {
   const world = await setup({ mode: "idle", settings: { signInTimeoutMs: 1000 } });
   try {
@@ -169,166 +131,6 @@ Deno.test("no redirect in the time limit is sign_in_timeout with the seconds and
     deepStrictEqual(failure.signIn?.placeholders, { seconds: 1, name: "mcp-bridge-vscode" });
     // The listener is gone: the port is free again.
     Deno.listen({ hostname: "127.0.0.1", port: world.port }).close();
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("a redirect port in use is redirect_port_unavailable with the port", async () => {
-  const world = await setup();
-  const squatter = Deno.listen({ hostname: "127.0.0.1", port: world.port });
-  try {
-    const failure = await failsWith(call(world), "redirect_port_unavailable");
-    deepStrictEqual(failure.signIn?.placeholders, { port: String(world.port) });
-    strictEqual(world.opened.length, 0);
-  } finally {
-    squatter.close();
-    await world.close();
-  }
-});
-
-Deno.test("a start URL opened twice stops the sign-in with sign_in_start_reused", async () => {
-  const world = await setup({ mode: "twice" });
-  try {
-    const failure = await failsWith(call(world), "sign_in_start_reused");
-    strictEqual(failure.signIn?.detail, undefined);
-    const [visit] = await Promise.all(world.visits);
-    strictEqual(visit!.status, 409);
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("an authorization URL that is not https is sign_in_invalid_url and is not opened", async () => {
-  const world = await setup();
-  world.provider.faults.authorizationEndpoint = "http://auth.example.test/authorize";
-  try {
-    await failsWith(call(world), "sign_in_invalid_url");
-    strictEqual(world.opened.length, 0);
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("the checks of an authorization URL: state, redirect URI, PKCE S256", () => {
-  const good =
-    "https://as.example/authorize?response_type=code&state=S&redirect_uri=R&code_challenge=C&code_challenge_method=S256";
-  ok(authorizationUrlIsValid(new URL(good), "S", "R"));
-  ok(
-    authorizationUrlIsValid(
-      new URL(good.replace("https://as.example", "http://127.0.0.1:9")),
-      "S",
-      "R",
-    ),
-  );
-  ok(!authorizationUrlIsValid(new URL(good), "other", "R"), "not our state");
-  ok(!authorizationUrlIsValid(new URL(good.replace("state=S&", "")), "S", "R"), "no state");
-  ok(
-    !authorizationUrlIsValid(new URL(good), "S", "http://127.0.0.1:1/callback"),
-    "not our redirect",
-  );
-  ok(!authorizationUrlIsValid(new URL(good.replace("S256", "plain")), "S", "R"), "plain PKCE");
-  ok(
-    !authorizationUrlIsValid(new URL(good.replace("https", "http")), "S", "R"),
-    "http, not loopback",
-  );
-});
-
-Deno.test("CIMD: --client-metadata-url is the client ID, without a registration", async () => {
-  const cimd = "https://client.example.test/mcp-bridge-vscode.json";
-  const port = (await import("./harness.ts")).freePort();
-  const world = await setup({
-    provider: {
-      clients: [{
-        client_id: cimd,
-        application_type: "native",
-        token_endpoint_auth_method: "none",
-        redirect_uris: [`http://127.0.0.1:${port}/callback`],
-        grant_types: ["authorization_code", "refresh_token"],
-      }],
-    },
-    settings: { clientMetadataUrl: cimd, redirectPort: port },
-  });
-  world.provider.faults.cimd = true;
-  try {
-    const response = await call(world);
-    strictEqual(response.status, 200);
-    await response.body?.cancel();
-    strictEqual(world.provider.hits.get("/reg") ?? 0, 0);
-    strictEqual((await world.store.read(world.resource.url)).clientId, cimd);
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("a --client-metadata-url that is not https with a path is invalid_client_metadata_url", async () => {
-  const world = await setup({ settings: { clientMetadataUrl: "https://client.example.test/" } });
-  try {
-    await failsWith(call(world), "invalid_client_metadata_url");
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("a refused registration is registration_failed with the status, the code and the redirect URI", async () => {
-  const world = await setup();
-  world.provider.faults.registration = { status: 400, error: "invalid_redirect_uri" };
-  try {
-    const failure = await failsWith(call(world), "registration_failed");
-    strictEqual(failure.signIn?.detail, "HTTP status 400, invalid_redirect_uri");
-    deepStrictEqual(failure.signIn?.placeholders, {
-      redirect_uri: `http://127.0.0.1:${world.port}/callback`,
-    });
-    strictEqual(world.opened.length, 0);
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("no registration possible is registration_unavailable", async () => {
-  const world = await setup();
-  world.provider.faults.noRegistration = true;
-  try {
-    const failure = await failsWith(call(world), "registration_unavailable");
-    deepStrictEqual(failure.signIn?.placeholders, {
-      redirect_uri: `http://127.0.0.1:${world.port}/callback`,
-    });
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("--client-id with a wrong --client-issuer is issuer_not_registered; the right one signs in", async () => {
-  const port = (await import("./harness.ts")).freePort();
-  const world = await setup({
-    provider: {
-      clients: [{
-        client_id: "by-hand",
-        application_type: "native",
-        token_endpoint_auth_method: "none",
-        redirect_uris: [`http://127.0.0.1:${port}/callback`],
-        grant_types: ["authorization_code", "refresh_token"],
-      }],
-    },
-    settings: {
-      clientId: "by-hand",
-      clientIssuer: "https://other.example.test",
-      redirectPort: port,
-    },
-  });
-  try {
-    await failsWith(call(world), "issuer_not_registered");
-    strictEqual(world.opened.length, 0);
-    const right = world.again({
-      clientId: "by-hand",
-      clientIssuer: world.provider.issuer,
-      redirectPort: port,
-    });
-    const response = await call({ source: right.source, resource: world.resource });
-    strictEqual(response.status, 200);
-    await response.body?.cancel();
-    strictEqual(world.provider.hits.get("/reg") ?? 0, 0);
-    await Promise.all(right.visits);
   } finally {
     await world.close();
   }
@@ -359,27 +161,6 @@ Deno.test("SANDBOX_RUNTIME=1: a needed sign-in fails at once with sandbox", asyn
     await failsWith(call(world), "sandbox");
     strictEqual(world.opened.length, 0);
     strictEqual(world.provider.hits.size, 0, "not even discovery");
-  } finally {
-    await world.close();
-  }
-});
-
-Deno.test("--no-browser: no browser starts; the log line has the start URL", async () => {
-  const world = await setup({ settings: { noBrowser: true } });
-  try {
-    const pending = call(world);
-    const { visit } = await import("../fixtures/auth/browser.ts");
-    let url: string | undefined;
-    const deadline = Date.now() + 10_000;
-    while (url === undefined && Date.now() < deadline) {
-      url = world.log.join("").match(/http:\/\/127\.0\.0\.1:\d+\/start\/[\w-]+/)?.[0];
-      if (url === undefined) await new Promise((r) => setTimeout(r, 20));
-    }
-    ok(url, "the log names the start URL");
-    const seen = await visit(url, "login");
-    strictEqual((await pending).status, 200);
-    ok(seen.text.includes("The sign-in is done"));
-    strictEqual(world.opened.length, 0);
   } finally {
     await world.close();
   }
@@ -416,5 +197,106 @@ Deno.test("nextSignIn resolves at the next sign-in that succeeds", async () => {
     ok(resolved);
   } finally {
     await world.close();
+  }
+});
+
+Deno.test("a sign-in stuck at the token endpoint ends at its limit, and the next one does not wait on it", async () => {
+  const server = startHostile({ at: "token", how: "silent" });
+  const dir = await Deno.makeTempDir({ prefix: "auth-limits-" });
+  const visits: Promise<unknown>[] = [];
+  try {
+    const source = new SignIn({
+      serverUrl: server.url,
+      store: await TokenStore.open(`${dir}/store`, FAST_LOCK),
+      redirectPort: freePort(),
+      signInTimeoutMs: 1_500,
+      noBrowser: false,
+      sandbox: false,
+      name: "mcp-bridge-vscode",
+      logger: createLogger("test", "error", () => {}),
+      openBrowser: (url) => {
+        visits.push(visit(url, "login"));
+        return Promise.resolve(true);
+      },
+    });
+    const challenge = {
+      status: 401,
+      wwwAuthenticate:
+        `Bearer resource_metadata="${server.origin}/.well-known/oauth-protected-resource/mcp"`,
+    };
+    // Both requests have the hour of a tools/call.
+    const hour = AbortSignal.timeout(3_600_000);
+    const start = Date.now();
+    const first = source.challenge(challenge, 1, hour).catch((error) => error);
+    // The second starts once the first waits at the token endpoint.
+    await waitFor("the first token request", () => server.hits.get("/token") === 1);
+    const second = source.challenge(challenge, 1, hour).then(() => "retry", (error) => error);
+    strictEqual(causeOf(await within(first, 8_000)), "sign_in_timeout");
+    const firstMs = Date.now() - start;
+    ok(firstMs >= 1_400 && firstMs < 4_000, `${firstMs} ms`);
+    await within(second, 8_000);
+    ok(Date.now() - start < 4_000, "the second request waited for the first only");
+    strictEqual(server.hits.get("/token"), 1);
+    ok(
+      await (async () => {
+        const deadline = Date.now() + 3_000;
+        while (server.open() > 0 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        return server.open() === 0;
+      })(),
+      "the connection of the token request is closed",
+    );
+  } finally {
+    await Promise.allSettled(visits);
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a refresh whose token endpoint never answers is sign_in_timeout, and the tokens stay", async () => {
+  const server = startHostile({ at: "token", how: "silent" });
+  const dir = await Deno.makeTempDir({ prefix: "auth-limits-" });
+  try {
+    const store = await TokenStore.open(`${dir}/store`, FAST_LOCK);
+    const port = freePort();
+    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    const entry = {
+      issuer: server.origin,
+      clientId: "hostile-client",
+      resource: server.url,
+      clients: [{ issuer: server.origin, redirectUri, client: { client_id: "hostile-client" } }],
+      tokens: {
+        accessToken: "old-access-0123456789",
+        tokenType: "Bearer",
+        refreshToken: "old-refresh-0123456789",
+        expiresAt: Date.now() - 1_000,
+      },
+    };
+    await store.write(server.url, entry);
+    const source = new SignIn({
+      serverUrl: server.url,
+      store,
+      redirectPort: port,
+      signInTimeoutMs: 1_000,
+      noBrowser: true,
+      sandbox: true,
+      name: "mcp-bridge-vscode",
+      logger: createLogger("test", "error", () => {}),
+      openBrowser: () => Promise.resolve(false),
+    });
+    const start = Date.now();
+    let caught: unknown;
+    await rejects(within(source.authorization(AbortSignal.timeout(3_600_000)), 8_000), (error) => {
+      caught = error;
+      return true;
+    });
+    strictEqual(causeOf(caught), "sign_in_timeout");
+    ok(Date.now() - start < 3_000, `${Date.now() - start} ms`);
+    strictEqual(server.hits.get("/token"), 1);
+    strictEqual((await store.read(server.url)).tokens?.refreshToken, "old-refresh-0123456789");
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });

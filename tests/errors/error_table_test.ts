@@ -1,7 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { assertIncludes } from "../assert.ts";
 import { ERROR_TABLE } from "../../lib/errors/error_table.ts";
-import { BridgeError, fromUpstreamError } from "../../lib/errors/errors.ts";
 
 const EXPECTED_CODES: Record<string, number | null> = {
   rpc: -32603,
@@ -73,30 +71,4 @@ Deno.test("the error table has the spec's messages", () => {
     "The connection has too many requests in flight",
   );
   strictEqual(ERROR_TABLE.parse_error.message, "The request is not valid JSON.");
-});
-
-Deno.test("a bridge error carries data.cause and data.detail, and fills placeholders", () => {
-  deepStrictEqual(BridgeError.of("line_too_long", "limit: 10 bytes").toJSON(), {
-    code: -32600,
-    message: "The request is longer than the line limit of the bridge.",
-    data: { cause: "line_too_long", detail: "limit: 10 bytes" },
-  });
-  const e = BridgeError.of("redirect_port_unavailable", undefined, { port: 8765 });
-  assertIncludes(e.message, "port 8765.");
-  deepStrictEqual(e.data, { cause: "redirect_port_unavailable" });
-});
-
-Deno.test("upstream errors pass unchanged, except -32042", () => {
-  deepStrictEqual(fromUpstreamError({ code: -32002, message: "nope", data: { a: 1 } }).toJSON(), {
-    code: -32002,
-    message: "nope",
-    data: { a: 1 },
-  });
-  deepStrictEqual(
-    fromUpstreamError({ code: -32042, message: "go", data: { url: "https://x" } }).toJSON(),
-    {
-      code: -32603,
-      message: "go",
-    },
-  );
 });

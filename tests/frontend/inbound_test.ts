@@ -1,6 +1,5 @@
 import { deepStrictEqual } from "node:assert/strict";
 import { readClientFrame } from "../../lib/frontend/inbound.ts";
-import { logMessageFor } from "../../lib/frontend/client_log_level.ts";
 import type { Frame } from "../../lib/jsonrpc/framer.ts";
 
 const enc = new TextEncoder();
@@ -69,14 +68,6 @@ const cases: [string, Frame, unknown][] = [
 for (const [name, frame, expected] of cases) {
   Deno.test(`client frame: ${name}`, () => deepStrictEqual(summary(frame), expected));
 }
-
-Deno.test("log messages: none without a level of the client or below it; no upstream _meta", () => {
-  const params = { level: "warning", logger: "l", data: { a: 1 }, _meta: { x: 1 } };
-  deepStrictEqual(logMessageFor(params, undefined), undefined);
-  deepStrictEqual(logMessageFor(params, "error"), undefined);
-  deepStrictEqual(logMessageFor(params, "info"), { level: "warning", data: { a: 1 }, logger: "l" });
-  deepStrictEqual(logMessageFor({ level: "loud", data: 1 }, "debug"), undefined);
-});
 
 Deno.test("requests keep the exact token of their id; a cancel of 2^53 + 1 keeps its token", async () => {
   const { isRawId } = await import("../../lib/jsonrpc/message.ts");

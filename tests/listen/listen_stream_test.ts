@@ -6,9 +6,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { assertHas, assertIncludes, assertSomeIncludes } from "../assert.ts";
-import { Backoff, streamEndOf, streamFilter } from "../../lib/listen/listen_stream.ts";
-import type { UpstreamClient } from "../../lib/upstream/client.ts";
-import { UpstreamFailure } from "../../lib/upstream/failure.ts";
+import { streamFilter } from "../../lib/listen/listen_stream.ts";
 import { FakeTime } from "../fake_time.ts";
 import { RAW_SERVER } from "../process/helpers.ts";
 import { waitFor } from "../wait.ts";
@@ -17,23 +15,6 @@ import { InProcessBridge } from "../frontend/in_process.ts";
 import { ChildStderr } from "../frontend/in_process_tools.ts";
 import { bridgeTransport } from "../frontend/v1_client.ts";
 import { server } from "../fixtures/modern_server.ts";
-
-Deno.test("backoff: 0.5 s doubling up to 30 s; reset gives 0.5 s again", () => {
-  const b = new Backoff(500, 30_000);
-  deepStrictEqual(Array.from({ length: 9 }, () => b.take()), [
-    500,
-    1000,
-    2000,
-    4000,
-    8000,
-    16000,
-    30000,
-    30000,
-    30000,
-  ]);
-  b.reset();
-  strictEqual(b.take(), 500);
-});
 
 Deno.test("stream filter: the declared lists and every subscribed URI", () => {
   deepStrictEqual(streamFilter(new Set(["tools", "resources"]), ["a", "b"]), {
@@ -66,37 +47,6 @@ Deno.test("lost streams: a new stream after each loss, for as long as they fail,
   );
   ok(!t.logs.some((l) => l.includes("waiting for a change")), t.logs.join("\n"));
   strictEqual(await t.close(), 0);
-});
-
-Deno.test("streamEndOf: the rows of New streams after a loss, and a failed sign-in of the stream's own challenge", () => {
-  const session = { end: undefined } as unknown as UpstreamClient;
-  const exited = { end: { kind: "exited" } } as unknown as UpstreamClient;
-  const rows: [UpstreamFailure, UpstreamClient, string][] = [
-    [new UpstreamFailure("transport_failed", { status: 503 }), session, "retry"],
-    [new UpstreamFailure("transport_failed", { status: 408 }), session, "retry"],
-    [new UpstreamFailure("transport_failed", { status: 429 }), session, "retry"],
-    [new UpstreamFailure("transport_failed", { status: 501 }), session, "stop"],
-    [new UpstreamFailure("transport_failed", { status: 404 }), session, "stop"],
-    [new UpstreamFailure("sign_in", { status: 401 }), session, "after_sign_in"],
-    [new UpstreamFailure("sign_in", { status: 403 }), session, "after_sign_in"],
-    [
-      new UpstreamFailure("sign_in", { signIn: { cause: "reauthorization_required" } }),
-      session,
-      "after_sign_in",
-    ],
-    [
-      new UpstreamFailure("sign_in", { signIn: { cause: "sign_in_timeout" } }),
-      session,
-      "after_sign_in",
-    ],
-    [new UpstreamFailure("transport_failed"), session, "retry"],
-    [new UpstreamFailure("closed"), session, "retry"],
-    [new UpstreamFailure("closed"), exited, "stop"],
-    [new UpstreamFailure("rpc", { error: { code: -1, message: "x" } }), session, "stop"],
-  ];
-  for (const [failure, client, row] of rows) {
-    strictEqual(streamEndOf(failure, client), row, failure.message);
-  }
 });
 
 Deno.test("no acknowledgment in the limit: the stream is canceled and a new one opens after a wait", async () => {

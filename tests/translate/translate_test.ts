@@ -9,7 +9,6 @@ import {
   upstreamCapabilities,
   upstreamClientInfo,
 } from "../../lib/translate/translate.ts";
-import { setLevelParams } from "../../lib/frontend/client_log_level.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 
 const FALLBACK = { name: "my-server", version: "0.1.0" };
@@ -173,7 +172,7 @@ Deno.test("progress tokens: every JSON value but null, arrays and objects", () =
   );
 });
 
-Deno.test("modern _meta, initialize params and setLevel params", () => {
+Deno.test("modern _meta and initialize params", () => {
   strictEqual(
     hasModernMeta({ _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } }),
     true,
@@ -199,15 +198,6 @@ Deno.test("modern _meta, initialize params and setLevel params", () => {
     isInitializeParams({ capabilities: {}, clientInfo: { name: "c", version: "1" } }),
     false,
   );
-  deepStrictEqual([
-    setLevelParams({ level: "warning" }),
-    setLevelParams({ level: "warn" }),
-    setLevelParams(1),
-  ], [
-    "warning",
-    undefined,
-    undefined,
-  ]);
 });
 
 Deno.test("clientInfo for the upstream keeps the members that have the shape of an Implementation", () => {

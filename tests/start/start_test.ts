@@ -5,7 +5,7 @@ import {
   type Started,
   type StartOptions,
   startUpstream,
-} from "../../lib/frontend/start.ts";
+} from "../../lib/start/start.ts";
 import { BridgeError } from "../../lib/errors/errors.ts";
 import type { JsonObject } from "../../lib/jsonrpc/message.ts";
 import { ENVELOPE_KEYS } from "../../lib/upstream/envelope.ts";

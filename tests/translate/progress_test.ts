@@ -1,8 +1,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { ProgressRelay } from "../../lib/frontend/progress.ts";
+import { ProgressRelay } from "../../lib/translate/progress.ts";
 import type { Notification } from "../../lib/jsonrpc/message.ts";
 import { server } from "../fixtures/modern_server.ts";
-import { InProcessBridge } from "./in_process.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
 
 Deno.test("progress relay: at most 50 per sliding second, with the client's token; none after stop", () => {
   let now = 0;

@@ -7,7 +7,8 @@
  *
  * And the bridge (`InProcessBridge`, the real wiring of the command line)
  * in front of such servers: the HTTP status of a failed request in
- * `data.detail`, a connection dropped mid-stream, and progress, log
+ * `data.detail` (with the upstream's message of a JSON-RPC error body), a
+ * connection dropped mid-stream, and progress, log
  * messages, cancellation and an input round over the SSE stream of a
  * request. Each output is scanned for the URL's path and query and the
  * header values.
@@ -332,5 +333,21 @@ Deno.test("http: an input round (elicitation) through the bridge", async () => {
   });
   const result = (await bridge.response(1)).result as { content: { text: string }[] };
   deepStrictEqual(JSON.parse(result.content[0]!.text), { name: "Ada" });
+  strictEqual(await bridge.exit(), 0);
+});
+
+Deno.test("http: an error status whose body is a JSON-RPC error has the upstream message and the status in data.detail", async () => {
+  await using upstream = serveMcp((m) =>
+    m.method === "tools/call"
+      ? json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "Session expired" } }, 404)
+      : undefined
+  );
+  await using bridge = new InProcessBridge([], upstream.url);
+  ok("result" in await bridge.initialize(), bridge.stderr);
+  await bridge.request(1, "tools/call", { name: "x", arguments: {} });
+  deepStrictEqual(errorOf(await bridge.response(1)).data, {
+    cause: "transport_failed",
+    detail: "Session expired (HTTP status 404)",
+  });
   strictEqual(await bridge.exit(), 0);
 });

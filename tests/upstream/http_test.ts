@@ -20,6 +20,7 @@ import type { Challenge, ChallengeOutcome, TokenSource } from "../../lib/upstrea
 import { json, result, serveMcp, serveSilent } from "../fixtures/http_raw.ts";
 import { serveRaw, serveSdk } from "../fixtures/http_upstream.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
+import { FakeTime } from "../fake_time.ts";
 import { waitFor } from "../wait.ts";
 import {
   assertNoSecret,
@@ -272,15 +273,26 @@ Deno.test("http: each status row of the listen table", async () => {
       listens++;
       return new Response("no", { status });
     }, { tools: { listChanged: true } });
-    await using bridge = new InProcessBridge(SECRET_ARGS, upstream.url, { env: SECRET_ENV });
+    const time = new FakeTime();
+    await using bridge = new InProcessBridge(SECRET_ARGS, upstream.url, {
+      env: SECRET_ENV,
+      clock: time,
+    });
     await bridge.initialize();
     await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    const first = Date.now() + 10_000;
-    while (Date.now() < first && listens < 1) await new Promise((r) => setTimeout(r, 20));
-    // The first wait is 0.5 s: a retry row has its second stream soon after;
-    // a stop row has none in three times that wait.
-    const deadline = Date.now() + (row === "retry" ? 10_000 : 1500);
-    while (Date.now() < deadline && listens < 2) await new Promise((r) => setTimeout(r, 20));
+    await waitFor("the first listen stream", () => listens >= 1, { timeoutMs: 10_000 });
+    // The bridge saw the end of the stream (a retry row has armed its wait).
+    await waitFor(
+      "the end of the first stream",
+      () => /listen stream 1 (ended|was refused)/.test(bridge.stderr),
+      { timeoutMs: 10_000 },
+    );
+    // The first wait is 0.5 s: a retry row has its second stream then;
+    // a stop row has none in three times that wait (fake time).
+    await time.tick(row === "retry" ? 500 : 1500);
+    if (row === "retry") {
+      await waitFor("the second listen stream", () => listens >= 2, { timeoutMs: 10_000 });
+    } else await new Promise((r) => setTimeout(r, 50));
     strictEqual(listens, row === "retry" ? 2 : 1, `status ${status}`);
     strictEqual(await bridge.exit(), 0);
     assertNoSecret(bridge.stdout + bridge.stderr);

@@ -6,6 +6,10 @@
  * messages, the log lines in `stderr`. The upstream is a child on stdio, a
  * URL, or an SDK v2 server of a factory over the memory link (no process).
  *
+ * The output is buffered as a pipe's would be, without a bound: a test may
+ * end the bridge with messages it did not read, and `stdout` keeps every
+ * byte the bridge wrote (for the scans for secrets).
+ *
  * Use it wherever the test is about the front end rather than the process:
  * a test costs no `deno` start for the bridge (and none for the upstream over
  * the memory link). What is about the process (exit codes of the command
@@ -37,6 +41,22 @@ export type Upstream = string[] | string | ServerFactory;
 export interface InProcessOptions {
   /** Times the deadlines and the listen stream (the real clock by default). */
   clock?: Clock;
+  /**
+   * Variables that the command line reads (`--header-env`) on top of this
+   * process's environment; the proxy variables of this process are not read
+   * (as the child of `tests/fixtures/http_bridge.ts` does not get them).
+   */
+  env?: Record<string, string>;
+}
+
+/** The environment of the command line: `env`, then this process's without the proxies. */
+function envOf(env: Record<string, string> = {}): (name: string) => string | undefined {
+  return (name) =>
+    Object.hasOwn(env, name)
+      ? env[name]
+      : /^(https?|no|all)_proxy$/i.test(name)
+      ? undefined
+      : Deno.env.get(name);
 }
 
 /** The bridge of `options` (flags of the command line) in front of `upstream`, in this process. */
@@ -48,6 +68,9 @@ export class InProcessBridge implements AsyncDisposable {
   readonly #lines: AsyncIterator<string>;
   readonly #queue: unknown[] = [];
   readonly #log: string[] = [];
+  readonly #stdout: string[] = [];
+  readonly #decoder = new TextDecoder();
+  #reading: Promise<IteratorResult<string>> | undefined;
 
   constructor(options: string[], upstream: Upstream, extra: InProcessOptions = {}) {
     const argv = typeof upstream === "string" ? [...options, upstream] : [
@@ -55,10 +78,20 @@ export class InProcessBridge implements AsyncDisposable {
       "--",
       ...(typeof upstream === "function" ? ["in-process-upstream"] : upstream),
     ];
-    const cli = parseCommandLine(argv);
+    const cli = parseCommandLine(argv, envOf(extra.env));
     if (cli.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
     const input = new TransformStream<Uint8Array, Uint8Array>();
-    const output = new TransformStream<Uint8Array, Uint8Array>();
+    // Every chunk is kept as it is written; no back pressure (a queue without a bound).
+    const output = new TransformStream<Uint8Array, Uint8Array>(
+      {
+        transform: (chunk, controller) => {
+          this.#stdout.push(this.#decoder.decode(chunk, { stream: true }));
+          controller.enqueue(chunk);
+        },
+      },
+      undefined,
+      { highWaterMark: Infinity },
+    );
     const wired = bridgeOptions(cli, {
       log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => this.#log.push(line)),
       output: output.writable,
@@ -78,6 +111,16 @@ export class InProcessBridge implements AsyncDisposable {
   /** The log lines so far, as the process writes them to stderr. */
   get stderr(): string {
     return this.#log.join("");
+  }
+
+  /** Every byte that the bridge wrote to its output so far, as text. */
+  get stdout(): string {
+    return this.#stdout.join("");
+  }
+
+  /** The messages read and not yet taken (read past by `response` or `take`), in order. */
+  get queued(): readonly Obj[] {
+    return this.#queue as Obj[];
   }
 
   /** Writes raw text (add the newline yourself). */
@@ -102,9 +145,13 @@ export class InProcessBridge implements AsyncDisposable {
     if (this.#queue.length) return this.#queue.shift() as Obj;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
-    const next = await Promise.race([this.#lines.next(), timeout]);
+    // A read that the timeout beat stays pending for the next call: no line is lost.
+    this.#reading ??= this.#lines.next();
+    const next = await Promise.race([this.#reading, timeout]);
     clearTimeout(timer);
-    if (next === "timeout" || next.done) return null;
+    if (next === "timeout") return null;
+    this.#reading = undefined;
+    if (next.done) return null;
     return JSON.parse(next.value);
   }
 
@@ -119,6 +166,28 @@ export class InProcessBridge implements AsyncDisposable {
         return msg;
       }
       skipped.push(msg);
+    }
+  }
+
+  /**
+   * Waits until a message matches, and takes it; the others stay queued in
+   * order. Null at the end of the output or after `ms`.
+   */
+  async take(match: (msg: Obj) => boolean, ms = 10_000): Promise<Obj | null> {
+    const deadline = Date.now() + ms;
+    const at = (this.#queue as Obj[]).findIndex(match);
+    if (at !== -1) return this.#queue.splice(at, 1)[0] as Obj;
+    const skipped = this.#queue.splice(0);
+    try {
+      for (;;) {
+        const left = deadline - Date.now();
+        const msg = left > 0 ? await this.next(left) : null;
+        if (msg === null) return null;
+        if (match(msg)) return msg;
+        skipped.push(msg);
+      }
+    } finally {
+      this.#queue.unshift(...skipped);
     }
   }
 

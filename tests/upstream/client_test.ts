@@ -1,4 +1,10 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+/**
+ * The upstream client over a fake link; and, with the bridge in process
+ * (`InProcessBridge`, the real wiring of the command line), the version
+ * negotiation of server/discover (SEP-2575) over HTTP and over stdio.
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { Json, JsonObject } from "../../lib/jsonrpc/message.ts";
 import { UpstreamClient, type UpstreamClientOptions } from "../../lib/upstream/client.ts";
 import { ENVELOPE_KEYS, UPSTREAM_PROTOCOL_VERSION } from "../../lib/upstream/envelope.ts";
@@ -6,6 +12,11 @@ import { type FailureKind, UpstreamFailure } from "../../lib/upstream/failure.ts
 import type { LinkEnd } from "../../lib/upstream/link.ts";
 import { waitFor, within } from "../wait.ts";
 import { FakeLink } from "./fake_link.ts";
+import { json, result, serveMcp } from "../fixtures/http_raw.ts";
+import { DISCOVER_RESULT } from "../fixtures/raw_tcp.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
+import { RAW_SERVER } from "../process/helpers.ts";
+import { errorOf } from "./http_link_helpers.ts";
 
 const CLIENT_INFO = { name: "bridge", version: "1" };
 const CAPABILITIES = { roots: {} };
@@ -482,4 +493,64 @@ Deno.test("close closes the link and waits for the reader", async () => {
   strictEqual(link.closes, 1);
   deepStrictEqual(client.end, { kind: "closed" });
   deepStrictEqual(await outcome(pending), { kind: "closed" });
+});
+
+/** A raw upstream whose server/discover answers come from `discover` (by count). */
+function versionUpstream(supported: string[]) {
+  let discovers = 0;
+  const upstream = serveMcp((m) => {
+    if (m.method !== "server/discover") return undefined;
+    discovers++;
+    if (discovers === 1 || !supported.includes("2026-07-28")) {
+      return json({
+        jsonrpc: "2.0",
+        id: m.id,
+        error: {
+          code: -32022,
+          message: "Unsupported protocol version",
+          data: { supported, requested: "2026-07-28" },
+        },
+      }, 400);
+    }
+    return result(m, DISCOVER_RESULT);
+  });
+  return { upstream, discovers: () => discovers };
+}
+
+Deno.test("http: -32022 listing 2026-07-28 gets one more server/discover; listing none of ours is discover_failed after one", async () => {
+  {
+    const { upstream, discovers } = versionUpstream(["2025-11-25", "2026-07-28"]);
+    await using _ = upstream;
+    await using bridge = new InProcessBridge([], upstream.url);
+    ok("result" in await bridge.initialize(), bridge.stderr);
+    strictEqual(discovers(), 2);
+    strictEqual(await bridge.exit(), 0);
+  }
+  {
+    const { upstream, discovers } = versionUpstream(["2099-01-01"]);
+    await using _ = upstream;
+    await using bridge = new InProcessBridge([], upstream.url);
+    const error = errorOf(await bridge.initialize());
+    strictEqual(error.code, -32022);
+    deepStrictEqual(error.data, {
+      cause: "discover_failed",
+      detail: "Unsupported protocol version",
+    });
+    strictEqual(discovers(), 1);
+    strictEqual(await bridge.exit(), 0);
+  }
+});
+
+Deno.test("stdio: -32022 listing 2026-07-28 gets one more server/discover; listing none of ours is discover_failed", async () => {
+  for (const [mode, works] of [["version", true], ["version_other", false]] as const) {
+    await using bridge = new InProcessBridge([], RAW_SERVER(mode));
+    await bridge.request(1, "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" },
+    });
+    const init = (await bridge.next())!;
+    if (works) ok("result" in init, JSON.stringify(init));
+    else strictEqual(errorOf(init).code, -32022);
+  }
 });

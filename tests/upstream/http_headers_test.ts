@@ -1,6 +1,13 @@
-/** The headers that the HTTP link mirrors from each message. */
+/**
+ * The headers that the HTTP link mirrors from each message; and the
+ * `Mcp-Param` headers of a tools/call that the bridge (`InProcessBridge`)
+ * sends to a raw upstream.
+ */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { result, serveMcp, sse } from "../fixtures/http_raw.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
+import { SECRET_ARGS, SECRET_ENV } from "./http_link_helpers.ts";
 import {
   encodeHeaderValue,
   mirroredHeaders,
@@ -80,4 +87,45 @@ Deno.test("headers: x-mcp-header declarations on the properties chain; an invali
     ["mcp-param-Region", "=?base64?w6k=?="],
     ["mcp-param-On", "false"],
   ]);
+});
+
+Deno.test("http: tools/call of a tool with x-mcp-header gets the Mcp-Param headers", async () => {
+  await using upstream = serveMcp((m) => {
+    if (m.method === "tools/list") {
+      return result(m, {
+        tools: [{
+          name: "route",
+          inputSchema: {
+            type: "object",
+            properties: {
+              region: { type: "string", "x-mcp-header": "Region" },
+              n: { type: "integer", "x-mcp-header": "Count" },
+              deep: {
+                type: "object",
+                properties: { flag: { type: "boolean", "x-mcp-header": "Flag" } },
+              },
+            },
+          },
+        }],
+      });
+    }
+    if (m.method === "tools/call") {
+      return sse([{ jsonrpc: "2.0", id: m.id, result: { content: [] } }]);
+    }
+  });
+  await using bridge = new InProcessBridge(SECRET_ARGS, upstream.url, { env: SECRET_ENV });
+  await bridge.initialize();
+  await bridge.request(1, "tools/list", {});
+  await bridge.response(1);
+  await bridge.request(2, "tools/call", {
+    name: "route",
+    arguments: { region: "eu west", n: 3, deep: { flag: true } },
+  });
+  deepStrictEqual((await bridge.response(2)).result, { content: [] });
+  const call = upstream.seen.find((r) => r.headers.get("mcp-method") === "tools/call")!;
+  strictEqual(call.headers.get("mcp-name"), "route");
+  strictEqual(call.headers.get("mcp-param-region"), "eu west");
+  strictEqual(call.headers.get("mcp-param-count"), "3");
+  strictEqual(call.headers.get("mcp-param-flag"), "true");
+  strictEqual(await bridge.exit(), 0);
 });

@@ -4,15 +4,32 @@
  * never become the next response, an HTTP/1.0 response with a chunked
  * body is refused, an error body's message reaches the failure, and the
  * POSTs of answers are bounded.
+ *
+ * And the bridge (`InProcessBridge`, the real wiring of the command line)
+ * in front of such servers: the HTTP status of a failed request in
+ * `data.detail` (with the upstream's message of a JSON-RPC error body), a
+ * connection dropped mid-stream, and progress, log
+ * messages, cancellation and an input round over the SSE stream of a
+ * request. Each output is scanned for the URL's path and query and the
+ * header values.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { UpstreamFrame } from "../../lib/upstream/link.ts";
 import { json, serveMcp, sse } from "../fixtures/http_raw.ts";
+import { serveSdk } from "../fixtures/http_upstream.ts";
 import { jsonResponse, serveTcp } from "../fixtures/raw_tcp.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
 import { waitFor } from "../wait.ts";
-import { call, openLink } from "./http_link_helpers.ts";
+import {
+  assertNoSecret,
+  call,
+  errorOf,
+  openLink,
+  SECRET_ARGS,
+  SECRET_ENV,
+} from "./http_link_helpers.ts";
 
 /** The frame of request `id`: a message with its value, or a failure with its kind. */
 function frameOf(frames: UpstreamFrame[], id: number): unknown {
@@ -185,4 +202,152 @@ Deno.test("http response: an error status with an HTML page that names a session
   );
   strictEqual(stream.status, 500);
   strictEqual(cancelled, true);
+});
+
+Deno.test("http: a failed request has the HTTP status in data.detail; 401/403 without a sign-in fail", async () => {
+  for (const status of [404, 500, 401, 403, 502]) {
+    await using upstream = serveMcp((m) =>
+      m.method === "tools/call" ? new Response("no", { status }) : undefined
+    );
+    await using bridge = new InProcessBridge(SECRET_ARGS, upstream.url, { env: SECRET_ENV });
+    await bridge.initialize();
+    await bridge.request(1, "tools/call", { name: "x", arguments: {} });
+    const error = errorOf(await bridge.response(1));
+    deepStrictEqual(error.data, { cause: "transport_failed", detail: `HTTP status ${status}` });
+    strictEqual(await bridge.exit(), 0);
+    assertNoSecret(bridge.stdout + bridge.stderr);
+    // The header of --header-env reached the server.
+    strictEqual(upstream.seen[0]!.headers.get("authorization"), SECRET_ENV.TEST_TOKEN);
+  }
+});
+
+Deno.test("http: server/discover with a 404 gives discover_failed with the status", async () => {
+  await using upstream = serveMcp(() => new Response("gone", { status: 404 }));
+  await using bridge = new InProcessBridge(SECRET_ARGS, upstream.url, { env: SECRET_ENV });
+  const init = await bridge.initialize();
+  const error = errorOf(init);
+  deepStrictEqual(error.data, { cause: "discover_failed", detail: "HTTP status 404" });
+  strictEqual(await bridge.exit(), 0);
+  assertNoSecret(bridge.stdout + bridge.stderr);
+});
+
+Deno.test("http: a server that drops the connection mid-stream fails the request with transport_failed", async () => {
+  await using upstream = serveMcp((m) => {
+    if (m.method !== "tools/call") return undefined;
+    const progress = {
+      jsonrpc: "2.0",
+      method: "notifications/progress",
+      params: {
+        progressToken: (m.params?._meta as { progressToken: unknown }).progressToken,
+        progress: 1,
+      },
+    };
+    let sent = false;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (!sent) {
+          sent = true;
+          controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(progress)}\n\n`));
+          return;
+        }
+        controller.error(new Error("dropped"));
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+  });
+  await using bridge = new InProcessBridge(SECRET_ARGS, upstream.url, { env: SECRET_ENV });
+  await bridge.initialize();
+  await bridge.request(1, "tools/call", { name: "x", arguments: {}, _meta: { progressToken: 7 } });
+  deepStrictEqual(errorOf(await bridge.response(1)).data, {
+    cause: "transport_failed",
+    detail: "HTTP status 200",
+  });
+  ok(bridge.queued.some((m) => m.method === "notifications/progress"));
+  strictEqual(await bridge.exit(), 0);
+  assertNoSecret(bridge.stdout + bridge.stderr);
+});
+
+/** The secrets of the URL of the SDK upstream (it has no header of ours). */
+const URL_SECRETS = ["secret-path", "sekrit-query"];
+
+Deno.test("http: progress, logging and cancellation over SSE", async () => {
+  await using upstream = serveSdk();
+  await using bridge = new InProcessBridge([], upstream.url);
+  await bridge.initialize({});
+  await bridge.request("lvl", "logging/setLevel", { level: "debug" });
+  await bridge.response("lvl");
+  await bridge.request(1, "tools/call", {
+    name: "flood",
+    arguments: { count: 5 },
+    _meta: { progressToken: "tok" },
+  });
+  const result = await bridge.response(1);
+  deepStrictEqual(result.result, { content: [{ type: "text", text: "flooded 5" }] });
+  const progress = bridge.queued.filter((m) => m.method === "notifications/progress");
+  deepStrictEqual(
+    progress.map((m) => (m.params as { progress: number }).progress),
+    [1, 2, 3, 4, 5],
+  );
+  ok(progress.every((m) => (m.params as { progressToken: string }).progressToken === "tok"));
+
+  await bridge.request(2, "tools/call", { name: "log", arguments: { level: "warning" } });
+  await bridge.response(2);
+  const log = await bridge.take((m) => m.method === "notifications/message");
+  deepStrictEqual((log?.params as { data: unknown }).data, { note: "hello" });
+
+  // A cancelled call gets no response, and its POST is aborted.
+  await bridge.request(3, "tools/call", { name: "slow", arguments: { ms: 5000 } });
+  const deadline = Date.now() + 5000;
+  while (!upstream.seen.some((r) => r.body.includes('"slow"')) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await bridge.send({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 3, reason: "user" },
+  });
+  await bridge.request(4, "ping", {});
+  await bridge.response(4);
+  const cancel = await waitFor(
+    "the cancellation at the server",
+    () => upstream.seen.find((r) => r.body.includes('"notifications/cancelled"')),
+    { intervalMs: 10 },
+  ).catch(() => undefined);
+  ok(cancel, "the cancellation reached the server as its own POST");
+  strictEqual(await bridge.take((m) => m.id === 3, 300), null);
+  strictEqual(await bridge.exit(), 0);
+  assertNoSecret(bridge.stdout + bridge.stderr, URL_SECRETS);
+});
+
+Deno.test("http: an input round (elicitation) through the bridge", async () => {
+  await using upstream = serveSdk();
+  await using bridge = new InProcessBridge([], upstream.url);
+  await bridge.initialize({ elicitation: { form: {} } });
+  await bridge.request(1, "tools/call", { name: "ask", arguments: {} });
+  const question = await bridge.take((m) => m.method === "elicitation/create");
+  ok(question, `no question; stderr:\n${bridge.stderr}`);
+  await bridge.send({
+    jsonrpc: "2.0",
+    id: question.id,
+    result: { action: "accept", content: { name: "Ada" } },
+  });
+  const result = (await bridge.response(1)).result as { content: { text: string }[] };
+  deepStrictEqual(JSON.parse(result.content[0]!.text), { name: "Ada" });
+  strictEqual(await bridge.exit(), 0);
+});
+
+Deno.test("http: an error status whose body is a JSON-RPC error has the upstream message and the status in data.detail", async () => {
+  await using upstream = serveMcp((m) =>
+    m.method === "tools/call"
+      ? json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "Session expired" } }, 404)
+      : undefined
+  );
+  await using bridge = new InProcessBridge([], upstream.url);
+  ok("result" in await bridge.initialize(), bridge.stderr);
+  await bridge.request(1, "tools/call", { name: "x", arguments: {} });
+  deepStrictEqual(errorOf(await bridge.response(1)).data, {
+    cause: "transport_failed",
+    detail: "Session expired (HTTP status 404)",
+  });
+  strictEqual(await bridge.exit(), 0);
 });

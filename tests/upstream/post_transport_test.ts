@@ -3,6 +3,10 @@
  * server that chooses no protocol in its handshake (it ignores ALPN) is
  * spoken to over HTTP/1.1, each request once; a server that never answers
  * the POST of a notification does not stall the link.
+ *
+ * And the bridge (`InProcessBridge`, the real wiring of the command line)
+ * in front of hostile servers: a connection closed after the server read a
+ * tools/call: the tool runs once, also on a reused idle connection.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
@@ -10,6 +14,8 @@ import { createHttpLink } from "../../lib/upstream/http.ts";
 import type { UpstreamFrame } from "../../lib/upstream/link.ts";
 import { fetchTransport } from "../../lib/upstream/post_transport.ts";
 import { serveMcp, sse } from "../fixtures/http_raw.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
+import { errorOf } from "./http_link_helpers.ts";
 import { makeCertificates } from "../fixtures/http_tls.ts";
 import { DISCOVER_RESULT, jsonResponse, serveTcp } from "../fixtures/raw_tcp.ts";
 import { waitFor } from "../wait.ts";
@@ -98,4 +104,42 @@ Deno.test("http link: a notification POST that is never answered does not stall 
   );
   strictEqual(hung >= 1, true);
   await link.close();
+});
+
+const ACCEPTED = "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n";
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+Deno.test("http: a tools/call whose connection closes after the server read it runs once and fails, also on a reused idle connection", async () => {
+  let calls = 0;
+  await using server = serveTcp(async (conn) => {
+    for (;;) {
+      const request = await conn.read();
+      if (!request) return;
+      const m = request.message ?? {};
+      if (m.method === "server/discover") {
+        await conn.write(jsonResponse({ jsonrpc: "2.0", id: m.id, result: DISCOVER_RESULT }));
+      } else if (m.method === "tools/call") {
+        calls++;
+        if (calls === 1) {
+          await conn.write(jsonResponse({ jsonrpc: "2.0", id: m.id, result: { content: [] } }));
+        } else {
+          // The server read the call (the tool ran), then the connection dropped.
+          conn.close();
+          return;
+        }
+      } else await conn.write(ACCEPTED);
+    }
+  });
+  await using bridge = new InProcessBridge([], server.url);
+  ok("result" in await bridge.initialize(), bridge.stderr);
+  await bridge.request(1, "tools/call", { name: "pay", arguments: {} });
+  deepStrictEqual((await bridge.response(1)).result, { content: [] });
+  // The connection of call 1 waits idle in the pool, as after the user's think time.
+  await sleep(50);
+  await bridge.request(2, "tools/call", { name: "pay", arguments: {} });
+  deepStrictEqual(errorOf(await bridge.response(2)).data, { cause: "transport_failed" });
+  // No retry of the call comes (asserted over 50 ms).
+  await sleep(50);
+  strictEqual(calls, 2, "each tools/call reached the server once");
+  strictEqual(await bridge.exit(), 0);
 });

@@ -140,9 +140,11 @@ export class InProcessBridge implements AsyncDisposable {
     );
   }
 
-  /** The next message of the bridge, or null at the end of its output or after `ms`. */
-  async next(ms = 10_000): Promise<Obj | null> {
-    if (this.#queue.length) return this.#queue.shift() as Obj;
+  /**
+   * The next line of the bridge's output as it was written (for the exact
+   * bytes of ids), or null at the end of its output or after `ms`.
+   */
+  async line(ms = 10_000): Promise<string | null> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
     // A read that the timeout beat stays pending for the next call: no line is lost.
@@ -151,8 +153,14 @@ export class InProcessBridge implements AsyncDisposable {
     clearTimeout(timer);
     if (next === "timeout") return null;
     this.#reading = undefined;
-    if (next.done) return null;
-    return JSON.parse(next.value);
+    return next.done ? null : next.value;
+  }
+
+  /** The next message of the bridge, or null at the end of its output or after `ms`. */
+  async next(ms = 10_000): Promise<Obj | null> {
+    if (this.#queue.length) return this.#queue.shift() as Obj;
+    const line = await this.line(ms);
+    return line === null ? null : JSON.parse(line);
   }
 
   /** Reads messages until one has the id; the others are kept in order. */

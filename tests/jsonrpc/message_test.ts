@@ -1,6 +1,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { server } from "../fixtures/modern_server.ts";
-import { ConsoleErrors, RawInProcessBridge } from "../frontend/in_process_tools.ts";
+import { ConsoleErrors } from "../frontend/in_process_tools.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
 import { waitFor } from "../wait.ts";
 import {
   idKey,
@@ -91,34 +92,36 @@ const EXACT_IDS = [
 ];
 
 Deno.test("the client gets back the exact token of its id: ping, a forwarded call, and each error path", async () => {
-  await using bridge = new RawInProcessBridge(server);
-  await bridge.initialize(false);
+  await using bridge = new InProcessBridge([], server);
+  await bridge.initialize();
   for (const token of EXACT_IDS) {
-    await bridge.write(`{"jsonrpc":"2.0","id":${token},"method":"ping"}\n`);
+    await bridge.writeRaw(`{"jsonrpc":"2.0","id":${token},"method":"ping"}\n`);
     strictEqual(await bridge.line(), `{"jsonrpc":"2.0","id":${token},"result":{}}`);
     // The SDK 1.x order: the id last.
-    await bridge.write(
+    await bridge.writeRaw(
       `{"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}},` +
         `"jsonrpc":"2.0","id":${token}}\n`,
     );
     const call = await bridge.line();
     ok(call?.startsWith(`{"jsonrpc":"2.0","id":${token},"result":`), `${token}: ${call}`);
     // The id scan of lines that do not parse keeps the token too.
-    await bridge.write(`{"jsonrpc":"2.0","id":${token},"method":"ping",,}\n`);
+    await bridge.writeRaw(`{"jsonrpc":"2.0","id":${token},"method":"ping",,}\n`);
     ok((await bridge.line())?.startsWith(`{"jsonrpc":"2.0","id":${token},"error":{"code":-32700`));
-    await bridge.write(`{"jsonrpc":"2.0","id":${token},"method":"ping","params":${"[".repeat(70)}`);
-    await bridge.write(`${"]".repeat(70)}}\n`);
+    await bridge.writeRaw(
+      `{"jsonrpc":"2.0","id":${token},"method":"ping","params":${"[".repeat(70)}`,
+    );
+    await bridge.writeRaw(`${"]".repeat(70)}}\n`);
     ok((await bridge.line())?.startsWith(`{"jsonrpc":"2.0","id":${token},"error":{"code":-32600`));
-    await bridge.write(`{"jsonrpc":"2.0","id":${token}}\n`);
+    await bridge.writeRaw(`{"jsonrpc":"2.0","id":${token}}\n`);
     ok((await bridge.line())?.startsWith(`{"jsonrpc":"2.0","id":${token},"error":{"code":-32600`));
   }
   strictEqual(await bridge.exit(), 0);
 });
 
 Deno.test("a fraction is not an id, also when its double is an integer", async () => {
-  await using bridge = new RawInProcessBridge(server);
+  await using bridge = new InProcessBridge([], server);
   for (const token of ["1.5", "9007199254740993.5", "1e-1", "1.0000000000000000000001"]) {
-    await bridge.write(`{"jsonrpc":"2.0","id":${token},"method":"ping"}\n`);
+    await bridge.writeRaw(`{"jsonrpc":"2.0","id":${token},"method":"ping"}\n`);
     const line = await bridge.line();
     ok(line?.startsWith('{"jsonrpc":"2.0","id":null,"error":{"code":-32600'), `${token}: ${line}`);
   }
@@ -128,8 +131,8 @@ Deno.test("a fraction is not an id, also when its double is an integer", async (
 Deno.test("ids that one double holds are two requests; a cancel matches its own token only", async () => {
   // The fixture's lines, which the process test reads in the stderr of the child.
   using upstream = new ConsoleErrors();
-  await using bridge = new RawInProcessBridge(server);
-  await bridge.initialize(false);
+  await using bridge = new InProcessBridge([], server);
+  await bridge.initialize();
   const call = (token: string, ms: number) =>
     `{"jsonrpc":"2.0","id":${token},"method":"tools/call","params":{"name":"slow","arguments":{"ms":${ms}}}}\n`;
   const cancel = (token: string) =>
@@ -137,25 +140,25 @@ Deno.test("ids that one double holds are two requests; a cancel matches its own 
   const started = (n: number) => () => upstream.text.split("slow started").length > n;
   const canceled = (n: number) => () => upstream.text.split("slow canceled").length > n;
   // Both in flight at once: not refused as a duplicate id.
-  await bridge.write(call("9007199254740993", 800));
-  await bridge.write(call("9007199254740992", 60_000));
+  await bridge.writeRaw(call("9007199254740993", 800));
+  await bridge.writeRaw(call("9007199254740992", 60_000));
   await waitFor("two calls", started(2), { timeoutMs: 10_000, intervalMs: 20 });
   // The value 2^53 (another token of it) cancels 2^53, not 2^53 + 1.
-  await bridge.write(cancel("9007199254740992.0"));
+  await bridge.writeRaw(cancel("9007199254740992.0"));
   await waitFor("the cancel", canceled(1), { timeoutMs: 10_000, intervalMs: 20 });
   ok((await bridge.line())?.startsWith('{"jsonrpc":"2.0","id":9007199254740993,"result":'));
   // The exact token cancels its request.
-  await bridge.write(call("9007199254740993", 60_000));
+  await bridge.writeRaw(call("9007199254740993", 60_000));
   await waitFor("the third call", started(3), { timeoutMs: 10_000, intervalMs: 20 });
-  await bridge.write(cancel("9007199254740993"));
+  await bridge.writeRaw(cancel("9007199254740993"));
   await waitFor("its cancel", canceled(2), { timeoutMs: 10_000, intervalMs: 20 });
   // A string id and its escaped spelling are the same id.
-  await bridge.write(call('"\\u0041"', 60_000));
+  await bridge.writeRaw(call('"\\u0041"', 60_000));
   await waitFor("the fourth call", started(4), { timeoutMs: 10_000, intervalMs: 20 });
-  await bridge.write(cancel('"A"'));
+  await bridge.writeRaw(cancel('"A"'));
   await waitFor("its cancel", canceled(3), { timeoutMs: 10_000, intervalMs: 20 });
   // None of the canceled calls got a response.
-  await bridge.write('{"jsonrpc":"2.0","id":"last","method":"ping"}\n');
+  await bridge.writeRaw('{"jsonrpc":"2.0","id":"last","method":"ping"}\n');
   strictEqual(await bridge.line(), '{"jsonrpc":"2.0","id":"last","result":{}}');
   strictEqual(await bridge.exit(), 0);
 });

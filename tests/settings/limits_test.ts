@@ -18,6 +18,13 @@ import { InProcessBridge } from "../frontend/in_process.ts";
 import { DENO, RAW_SERVER, ROOT } from "../process/helpers.ts";
 
 const STUBBORN = [DENO, "run", "-A", `${ROOT}tests/fixtures/stubborn_server.ts`];
+/**
+ * The stubborn upstream runs on after the end of its stdin: the bridge stops
+ * it after the stop grace. A short one ends each test without the default
+ * 2 s wait (the process test killed the bridge instead); nothing the tests
+ * check happens at the stop.
+ */
+const SHORT_STOP = ["--stop-grace", "0.05"];
 
 function errorOf(msg: Record<string, unknown>): Record<string, unknown> {
   return msg.error as Record<string, unknown>;
@@ -80,7 +87,7 @@ Deno.test("parseLimitFlags: good values set every limit of the flag, in the unit
 });
 
 Deno.test("--request-timeout over the wire: the list requests and the first round of prompts/get", async () => {
-  await using bridge = new InProcessBridge(["--request-timeout", "0.3"], STUBBORN);
+  await using bridge = new InProcessBridge(["--request-timeout", "0.3", ...SHORT_STOP], STUBBORN);
   await bridge.initialize();
   const started = Date.now();
   await bridge.request(2, "tools/list");
@@ -98,7 +105,7 @@ Deno.test("--request-timeout over the wire: the list requests and the first roun
 });
 
 Deno.test("--call-timeout over the wire: a round of tools/call", async () => {
-  await using bridge = new InProcessBridge(["--call-timeout", "0.3"], STUBBORN);
+  await using bridge = new InProcessBridge(["--call-timeout", "0.3", ...SHORT_STOP], STUBBORN);
   await bridge.initialize();
   await bridge.request(2, "tools/call", { name: "hang", arguments: {} });
   deepStrictEqual(
@@ -125,7 +132,7 @@ Deno.test("--input-timeout over the wire: a question that the client does not an
 });
 
 Deno.test("--max-in-flight over the wire: the request above the limit gets too_many_requests", async () => {
-  await using bridge = new InProcessBridge(["--max-in-flight", "2"], STUBBORN);
+  await using bridge = new InProcessBridge(["--max-in-flight", "2", ...SHORT_STOP], STUBBORN);
   await bridge.initialize();
   for (const id of [2, 3, 4]) {
     await bridge.request(id, "tools/call", { name: "hang", arguments: {} });

@@ -166,3 +166,13 @@ Deno.test("run: --help shows the URL form and the HTTP flags", async () => {
     ok(out.stdout.includes(text), text);
   }
 });
+
+Deno.test("run: a usage error of doctor is exit 2 with one line and the pointer to --help", async () => {
+  const out = await run(["doctor", "--bogus", "--", "x"]);
+  strictEqual(out.code, 2);
+  strictEqual(
+    out.stderr,
+    "[mcp-bridge-vscode] error: the option --bogus is not known\nRun 'mcp-bridge-vscode --help' for the usage.\n",
+  );
+  strictEqual(out.stdout, "");
+});

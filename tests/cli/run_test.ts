@@ -176,3 +176,28 @@ Deno.test("run: a usage error of doctor is exit 2 with one line and the pointer 
   );
   strictEqual(out.stdout, "");
 });
+
+Deno.test("run: a token store that group or others can write is exit 2 with the directory and the fix", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "auth-login-" });
+  const store = `${dir}/store`;
+  try {
+    await Deno.mkdir(store);
+    await Deno.chmod(store, 0o777);
+    // The store opens before any request: the server of the URL is never asked.
+    const args = ["http://127.0.0.1:9/mcp", "--token-store", store, "--redirect-port", "9"];
+    for (const argv of [args, ["login", ...args]]) {
+      const out = await run(argv);
+      strictEqual(out.code, 2, out.stderr);
+      const line = out.stderr.split("\n")[0]!;
+      ok(
+        line.endsWith(
+          `the token store ${store} can be written by group or others: run chmod 700 ${store}`,
+        ),
+        line,
+      );
+    }
+    strictEqual((await Deno.stat(store)).mode! & 0o777, 0o777, "left as it was");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

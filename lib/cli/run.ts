@@ -32,59 +32,87 @@ import { HELP_POINTER } from "./usage.ts";
 const enc = new TextEncoder();
 const PROFILE = VSCODE_PROFILE;
 
+/**
+ * The stdout, stderr and environment of {@linkcode runCli}: the process's
+ * ({@linkcode PROCESS_IO}) in the program; tests pass their own to check the
+ * exit code and the exact output of a command line in their own process.
+ * The bridge itself (a command line that runs) and `doctor` still read and
+ * write the process's stdin and stdout.
+ */
+export interface CliIo {
+  /** Writes the text of `--help` or `--version`. */
+  readonly stdout: (text: string) => Promise<void>;
+  /** Writes a log line or the pointer to `--help`; a closed stderr is no error. */
+  readonly stderr: (text: string) => void;
+  /** Reads a variable of the environment. */
+  readonly env: (name: string) => string | undefined;
+}
+
+/** The stdout, stderr and environment of the process. */
+export const PROCESS_IO: CliIo = {
+  stdout: async (text) => {
+    await Deno.stdout.write(enc.encode(text));
+  },
+  stderr: (text) => {
+    try {
+      Deno.stderr.writeSync(enc.encode(text));
+    } catch {
+      // stderr is closed.
+    }
+  },
+  env: (name) => Deno.env.get(name),
+};
+
 /** A usage error: its reason and the pointer to `--help` on stderr; exit 2. */
-function usageFailure(message: string): number {
-  createLogger(PROFILE.name, "error").error(message);
-  try {
-    Deno.stderr.writeSync(enc.encode(HELP_POINTER));
-  } catch {
-    // stderr is closed.
-  }
+function usageFailure(message: string, io: CliIo): number {
+  createLogger(PROFILE.name, "error", io.stderr).error(message);
+  io.stderr(HELP_POINTER);
   return 2;
 }
 
 /** Runs `fn`; a usage error or a sign-in option error (a store that does not open) is exit 2. */
-async function orUsage(fn: () => Promise<number>): Promise<number> {
+async function orUsage(fn: () => Promise<number>, io: CliIo): Promise<number> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof UsageError || error instanceof AuthOptionError) {
-      return usageFailure(error.message);
+      return usageFailure(error.message, io);
     }
     throw error;
   }
 }
 
 /** `login URL ...`: a sign-in from a terminal. */
-function login(argv: readonly string[]): Promise<number> {
+function login(argv: readonly string[], io: CliIo): Promise<number> {
   return orUsage(async () => {
-    const command = parseLogin(argv);
+    const command = parseLogin(argv, io.env);
     const { runLogin } = await import("../auth/login.ts");
-    return await runLogin(command, createLogger(PROFILE.name, "info"));
-  });
+    return await runLogin(command, createLogger(PROFILE.name, "info", io.stderr));
+  }, io);
 }
 
 /** `logout URL ...`: the tokens and the client of a server forgotten (and revoked). */
-function logout(argv: readonly string[]): Promise<number> {
+function logout(argv: readonly string[], io: CliIo): Promise<number> {
   return orUsage(async () => {
     const command = parseLogout(argv);
     const { runLogout } = await import("../auth/logout.ts");
-    return await runLogout(command, createLogger(PROFILE.name, "info"));
-  });
+    return await runLogout(command, createLogger(PROFILE.name, "info", io.stderr));
+  }, io);
 }
 
 /** The bridge (or `doctor`, which signs in never) with its command line. */
-async function serve(argv: readonly string[], doctor: boolean): Promise<number> {
+async function serve(argv: readonly string[], doctor: boolean, io: CliIo): Promise<number> {
   let cli: Command;
   let tokenSource: TokenSource | undefined;
   try {
-    cli = parseCommandLine(argv);
+    cli = parseCommandLine(argv, io.env);
     // authSettingsOf gives no sign-in for an Authorization header of --header-env.
     if (cli.kind === "run" && cli.remote && cli.auth && !doctor) {
-      const log = createLogger(PROFILE.name, cli.logLevel);
+      const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
       const signIn = await createSignIn(cli.auth, cli.remote.url.href, {
         logger: log,
         name: executableName(),
+        env: io.env,
         ...(cli.remote.caCerts && { caCerts: cli.remote.caCerts }),
       });
       tokenSource = signIn;
@@ -93,23 +121,23 @@ async function serve(argv: readonly string[], doctor: boolean): Promise<number> 
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof AuthOptionError) {
-      return usageFailure(error.message);
+      return usageFailure(error.message, io);
     }
     throw error;
   }
   if (cli.kind === "help") {
-    await Deno.stdout.write(enc.encode(usageText()));
+    await io.stdout(usageText());
     return 0;
   }
   if (cli.kind === "version") {
-    await Deno.stdout.write(enc.encode(`mcp-bridge-vscode ${VERSION}\n`));
+    await io.stdout(`mcp-bridge-vscode ${VERSION}\n`);
     return 0;
   }
   if (doctor) {
     const { doctorMain } = await import("../doctor/main.ts");
     return await doctorMain(cli, { profile: PROFILE, version: VERSION });
   }
-  const log = createLogger(PROFILE.name, cli.logLevel);
+  const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
   const stdio = openStdio();
   const frontend = new Frontend(bridgeOptions(cli, {
     log,
@@ -170,24 +198,25 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
 
 /**
  * Runs the program with its arguments (without the program name); resolves
- * with its exit code. An internal error is one log line and exit 1.
+ * with its exit code. An internal error is one log line and exit 1. `io` is
+ * the process's stdout, stderr and environment unless a test gives its own.
  */
-export async function runCli(argv: readonly string[]): Promise<number> {
+export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): Promise<number> {
   // SDK code calls console.debug; stdout is the protocol.
   redirectConsoleToStderr();
   try {
     switch (argv[0]) {
       case "login":
-        return await login(argv.slice(1));
+        return await login(argv.slice(1), io);
       case "logout":
-        return await logout(argv.slice(1));
+        return await logout(argv.slice(1), io);
       case "doctor":
-        return await serve(argv.slice(1), true);
+        return await serve(argv.slice(1), true, io);
       default:
-        return await serve(argv, false);
+        return await serve(argv, false, io);
     }
   } catch (error) {
-    createLogger(PROFILE.name, "error").error(
+    createLogger(PROFILE.name, "error", io.stderr).error(
       `internal error: ${error instanceof Error ? error.message : String(error)}`,
     );
     return 1;

@@ -1,10 +1,10 @@
 /**
  * The one table of flags: the names that each rule's reader knows are the
  * names of the table, each subcommand gets its own flags, and `--help`
- * shows every flag of the table.
+ * shows every flag of the table, as the README does.
  */
 
-import { deepStrictEqual, ok } from "node:assert/strict";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { SIGN_IN_OPTIONS } from "../../lib/auth/options.ts";
 import { LIMIT_FLAGS } from "../../lib/settings/limits.ts";
 import { flagNames, FLAGS, optionsOf } from "../../lib/cli/flags.ts";
@@ -32,4 +32,11 @@ Deno.test("help: every flag of the table is in --help, with its value, and no li
     ok(text.includes(`  --${flag.name}${flag.value ? ` ${flag.value}` : ""}`), flag.name);
   }
   for (const line of text.split("\n")) ok(line.length <= 80, line);
+});
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+Deno.test("the README's usage is the text of --help", async () => {
+  const readme = await Deno.readTextFile(`${ROOT}README.md`);
+  strictEqual(readme.includes("```\n" + usageText() + "```"), true, usageText());
 });

@@ -1,6 +1,6 @@
 /**
  * The reasons of usage errors: an option named, never a value or the URL;
- * for the command line (tests/process/http_cli_test.ts runs it) and logout.
+ * for the command line (tests/cli/run_test.ts runs it) and logout.
  */
 
 import { ok, strictEqual, throws } from "node:assert/strict";

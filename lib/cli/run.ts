@@ -10,7 +10,7 @@
 
 import { Frontend, type FrontendOptions } from "../frontend/frontend.ts";
 import { createLogger, type Logger, redirectConsoleToStderr } from "../log.ts";
-import { openStdio } from "../jsonrpc/stdio_pipes.ts";
+import { openStdio, type Stdio } from "../jsonrpc/stdio_pipes.ts";
 import { legacyConnect } from "../legacy/wiring.ts";
 import { connectRemote } from "../upstream/http_options.ts";
 import { spawnStdioLink } from "../upstream/stdio.ts";
@@ -33,11 +33,10 @@ const enc = new TextEncoder();
 const PROFILE = VSCODE_PROFILE;
 
 /**
- * The stdout, stderr and environment of {@linkcode runCli}: the process's
- * ({@linkcode PROCESS_IO}) in the program; tests pass their own to check the
- * exit code and the exact output of a command line in their own process.
- * The bridge itself (a command line that runs) and `doctor` still read and
- * write the process's stdin and stdout.
+ * The stdout, stderr, environment and protocol pipes of {@linkcode runCli}:
+ * the process's ({@linkcode PROCESS_IO}) in the program; tests pass their
+ * own to check the exit code and the exact output of a command line in their
+ * own process. `doctor` still writes its report to the process's stdout.
  */
 export interface CliIo {
   /** Writes the text of `--help` or `--version`. */
@@ -46,6 +45,8 @@ export interface CliIo {
   readonly stderr: (text: string) => void;
   /** Reads a variable of the environment. */
   readonly env: (name: string) => string | undefined;
+  /** Opens the pipes of the protocol, when a command line starts the bridge. */
+  readonly stdio: () => Stdio;
 }
 
 /** The stdout, stderr and environment of the process. */
@@ -61,6 +62,7 @@ export const PROCESS_IO: CliIo = {
     }
   },
   env: (name) => Deno.env.get(name),
+  stdio: openStdio,
 };
 
 /** A usage error: its reason and the pointer to `--help` on stderr; exit 2. */
@@ -138,7 +140,7 @@ async function serve(argv: readonly string[], doctor: boolean, io: CliIo): Promi
     return await doctorMain(cli, { profile: PROFILE, version: VERSION });
   }
   const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
-  const stdio = openStdio();
+  const stdio = io.stdio();
   const frontend = new Frontend(bridgeOptions(cli, {
     log,
     // Plain reads and writes on the event loop: no web stream stage, no

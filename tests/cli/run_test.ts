@@ -36,6 +36,10 @@ async function run(args: string[], env: Record<string, string> = {}): Promise<Ou
       out.stderr += text;
     },
     env: (name) => Object.hasOwn(vars, name) ? vars[name] : undefined,
+    // A command line that should fail must never start a bridge on the runner's stdin.
+    stdio: () => {
+      throw new Error("the bridge started");
+    },
   });
   return out;
 }

@@ -9,16 +9,6 @@ import { isLoopbackHost } from "../net/loopback.ts";
 /**
  * The checks of an authorization URL before the browser gets it: https (or
  * http on a loopback host), our `state` and redirect URI, PKCE S256.
- *
- * @example
- * ```ts
- * import { authorizationUrlIsValid } from "./checks.ts";
- * const url = new URL(
- *   "https://as.example/authorize?response_type=code&state=s&redirect_uri=r&code_challenge=c&code_challenge_method=S256",
- * );
- * if (!authorizationUrlIsValid(url, "s", "r")) throw new Error();
- * if (authorizationUrlIsValid(url, "other", "r")) throw new Error();
- * ```
  */
 export function authorizationUrlIsValid(url: URL, state: string, redirectUri: string): boolean {
   const secure = url.protocol === "https:" ||

@@ -13,13 +13,6 @@ export type { SignInCause };
 
 /**
  * A sign-in failure. `detail` must hold no URL, code, verifier or token.
- *
- * @example
- * ```ts
- * import { signInFailure } from "./failures.ts";
- * const failure = signInFailure("redirect_port_unavailable", undefined, { port: "20001" });
- * if (failure.signIn?.placeholders?.port !== "20001") throw new Error();
- * ```
  */
 export function signInFailure(
   cause: SignInCause,
@@ -55,13 +48,6 @@ export function isSignInFailure(error: unknown, cause?: SignInCause): error is U
  * The log line of a needed sign-in in VS Code's sandbox: it names the
  * `login` command and the origin of the server, never its path or query
  * (they can hold a key).
- *
- * @example
- * ```ts
- * import { sandboxLine } from "./failures.ts";
- * const line = sandboxLine("mcp-bridge-vscode", "https://mcp.example/k/secret?key=1");
- * if (!line.includes("mcp-bridge-vscode login") || line.includes("secret")) throw new Error();
- * ```
  */
 export function sandboxLine(name: string, serverUrl: string): string {
   const origin = new URL(serverUrl).origin;

@@ -101,13 +101,6 @@ function text(values: Record<string, unknown>, name: string): string | undefined
 
 /**
  * Checks the sign-in options of `parseArgs` values.
- *
- * @example
- * ```ts
- * import { readAuthOptions } from "./options.ts";
- * const settings = readAuthOptions({ "redirect-port": "20123", "no-browser": true });
- * if (settings.redirectPort !== 20123 || !settings.noBrowser) throw new Error();
- * ```
  */
 export function readAuthOptions(values: Record<string, unknown>): AuthSettings {
   const timeout = text(values, "sign-in-timeout");

@@ -198,13 +198,6 @@ export function parseLogin(argv: readonly string[], env: Env = ENV): LoginComman
 
 /**
  * Parses the arguments after `logout`.
- *
- * @example
- * ```ts
- * import { parseLogout } from "./command_line.ts";
- * const command = parseLogout(["https://mcp.example/mcp", "--token-store", "/tmp/store"]);
- * if (command.tokenStore !== "/tmp/store") throw new Error();
- * ```
  */
 export function parseLogout(argv: readonly string[]): LogoutCommand {
   const { positionals: [url, ...rest], values } = parseSubcommand("logout", argv);

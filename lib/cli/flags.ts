@@ -188,13 +188,6 @@ export type ParseOption = { type: "string" | "boolean"; multiple?: boolean };
 
 /**
  * The `parseArgs` options of a subcommand.
- *
- * @example
- * ```ts
- * import { optionsOf } from "./flags.ts";
- * const logout = optionsOf("logout");
- * if (Object.keys(logout).join() !== "token-store") throw new Error();
- * ```
  */
 export function optionsOf(command: Subcommand): Record<string, ParseOption> {
   const options: Record<string, ParseOption> = {};

@@ -46,13 +46,6 @@ function groupLines(groups: readonly FlagGroup[]): string[] {
 
 /**
  * The usage text of the program.
- *
- * @example
- * ```ts
- * import { usageText } from "./help.ts";
- * const text = usageText();
- * if (!text.includes("--max-response-bytes N") || !text.includes("logout URL")) throw new Error();
- * ```
  */
 export function usageText(): string {
   return [

@@ -21,20 +21,6 @@ const QUOTABLE_OPTION = /^--?[A-Za-z][A-Za-z0-9-]{0,39}$/;
  * The reason names an option of ours, or an unknown option by its name
  * only, never a value or a positional argument. `positional` is the reason
  * of a positional argument where the command takes none.
- *
- * @example
- * ```ts
- * import { parseArgs } from "node:util";
- * import { usageReason } from "./usage.ts";
- * const options = { "token-store": { type: "string" } } as const;
- * const args = ["https://mcp.example/k?key=s3cret", "--bogus=s3cret"];
- * try {
- *   parseArgs({ args, options, allowPositionals: true });
- * } catch (error) {
- *   const reason = usageReason(error, args, options);
- *   if (reason !== "the option --bogus is not known") throw new Error(reason);
- * }
- * ```
  */
 export function usageReason(
   error: unknown,

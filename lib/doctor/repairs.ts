@@ -34,15 +34,6 @@ function iconCounts(method: string, result: Json): Map<string, number> {
 /**
  * The repairs of the bridge in one result of `method`, in plain words. The
  * rules run on a copy: `result` is not changed.
- *
- * @example
- * ```ts
- * import { repairsOf } from "./repairs.ts";
- * const tools = { tools: [{ name: "sum", inputSchema: { type: "object", properties: { n: { type: "array" } } } }] };
- * const quirks = { normalize_array_items: true, drop_non_object_output_schema: true, strict_legacy_results: false };
- * const lines = repairsOf("tools/list", tools, quirks, "all");
- * if (!lines[0]?.includes("/properties/n")) throw new Error(lines.join("\n"));
- * ```
  */
 export function repairsOf(method: string, result: Json, quirks: Quirks, icons: IconRule): string[] {
   const lines: string[] = [];

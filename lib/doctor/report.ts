@@ -28,15 +28,6 @@ const MARK_WIDTH = 8;
 
 /**
  * The findings of one `doctor` run, in the order of the checks.
- *
- * @example
- * ```ts
- * import { Report } from "./report.ts";
- * const report = new Report();
- * report.add("ok", "The upstream server starts.");
- * report.add("break", "It speaks revision 2025-11-25.");
- * if (report.breaks !== 1 || !report.text().includes("break   It speaks")) throw new Error();
- * ```
  */
 export class Report {
   readonly findings: Finding[] = [];

@@ -12,14 +12,6 @@ import { BridgeError, fromUpstreamError, RESERVED_URL_CODE } from "./errors.ts";
 /**
  * The detail of a failed request to an upstream server at a URL: the HTTP
  * status, after the upstream's message when the body had a JSON-RPC error.
- *
- * @example
- * ```ts
- * import { statusDetail } from "./failures.ts";
- * if (statusDetail(404) !== "HTTP status 404") throw new Error();
- * const detail = statusDetail(400, "Unsupported protocol version");
- * if (detail !== "Unsupported protocol version (HTTP status 400)") throw new Error();
- * ```
  */
 export function statusDetail(
   status: number | undefined,

@@ -25,13 +25,6 @@ export type LoggingLevel = typeof LOGGING_LEVELS[number];
 
 /**
  * The level of valid logging/setLevel params, or `undefined`.
- *
- * @example
- * ```ts
- * import { setLevelParams } from "./client_log_level.ts";
- * if (setLevelParams({ level: "warning" }) !== "warning") throw new Error();
- * if (setLevelParams({ level: "warn" }) !== undefined) throw new Error();
- * ```
  */
 export function setLevelParams(params: Json | undefined): LoggingLevel | undefined {
   if (!isObject(params)) return undefined;
@@ -45,13 +38,6 @@ export function setLevelParams(params: Json | undefined): LoggingLevel | undefin
  * A log message of the upstream server for the client: level, logger and
  * data, without the upstream `_meta`; nothing without a level of the client
  * or below it (a request can start before a change of the level).
- *
- * @example
- * ```ts
- * import { logMessageFor } from "./client_log_level.ts";
- * const message = logMessageFor({ level: "error", data: "x", _meta: {} }, "info");
- * if (JSON.stringify(message) !== '{"level":"error","data":"x"}') throw new Error();
- * ```
  */
 export function logMessageFor(
   params: JsonObject,

@@ -109,14 +109,6 @@ function exactRequestId(bytes: Uint8Array, params: JsonObject): void {
  * Reads one frame of the client. `prefix` marks the ids of the bridge's own
  * requests: a line with such an id answers that request, even when it is
  * not valid, and the client gets nothing for it.
- *
- * @example
- * ```ts
- * import { readClientFrame } from "./inbound.ts";
- * const bytes = new TextEncoder().encode('{"jsonrpc":"2.0","id":7,"method":"ping"');
- * const inbound = readClientFrame({ kind: "line", bytes }, { max_line_bytes: 100, max_depth: 64 }, "b-");
- * if (inbound.kind !== "reject" || inbound.id !== 7) throw new Error();
- * ```
  */
 export function readClientFrame(frame: Frame, limits: InboundLimits, prefix: string): Inbound {
   if (frame.kind === "too_long") {

@@ -102,12 +102,6 @@ const AFTER_READY = <A extends RequestAction>(ready: A): Row<RequestAction> => (
 
 /**
  * The rows of the message table for requests.
- *
- * @example
- * ```ts
- * import { REQUEST_TABLE } from "./message_table.ts";
- * if (REQUEST_TABLE["initialize"].ready !== "already_initialized") throw new Error();
- * ```
  */
 export const REQUEST_TABLE: Readonly<Record<RequestKind, Row<RequestAction>>> = {
   "ping": ALWAYS("pong"),

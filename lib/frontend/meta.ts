@@ -58,16 +58,6 @@ function isAllowed(key: string, allow: MetaPassthrough): boolean {
 /**
  * The `_meta` keys of a client request that go to the upstream server, with
  * their values unchanged.
- *
- * @example
- * ```ts
- * import { passthroughMeta } from "./meta.ts";
- * const out = passthroughMeta({ traceparent: "00-1", "vscode.mcp/x": 1, other: 2 }, {
- *   keys: ["traceparent"],
- *   prefixes: ["vscode."],
- * });
- * if (JSON.stringify(out) !== '{"traceparent":"00-1"}') throw new Error();
- * ```
  */
 export function passthroughMeta(
   meta: JsonObject | undefined,

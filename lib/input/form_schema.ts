@@ -73,15 +73,6 @@ const FORM_DEPTH = 3;
  * take more than {@linkcode MAX_CHECK_COST} for a value of a few levels, or
  * its check throws on the empty object. An answer whose check would cost
  * more than the limit is not valid.
- *
- * @example
- * ```ts
- * import { compileSchema } from "./form_schema.ts";
- * const schema = { $id: "https://example.com/form", type: "object", properties: { a: { pattern: "^(a+)+$" } } };
- * const check = compileSchema(schema);
- * if (!check?.({ a: "aaa" }) || check({ a: "a".repeat(40) + "!" })) throw new Error();
- * if (!compileSchema(schema)) throw new Error("the same $id compiles again");
- * ```
  */
 export function compileSchema(schema: JsonObject): FormCheck | undefined {
   const draft: Draft = typeof schema.$schema === "string" && schema.$schema.includes("draft-07")

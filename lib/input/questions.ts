@@ -26,13 +26,6 @@ export const CONTINUE_MESSAGE = "Complete the step in the web browser. Then sele
 
 /**
  * The form with one required choice, for VS Code, which cannot show a form without a property.
- *
- * @example
- * ```ts
- * import { continueForm } from "./questions.ts";
- * const form = continueForm("Confirm?");
- * if (form.message !== "Confirm?" || form.mode !== "form") throw new Error();
- * ```
  */
 export function continueForm(message: string): JsonObject {
   return {

@@ -30,14 +30,6 @@ const fail = (error: BridgeError): RoundResult<never> => ({ ok: false, error });
 /**
  * The checks of the whole round `round` (1 for the first result) of an
  * InputRequiredResult, in the order of the spec: the round limit first.
- *
- * @example
- * ```ts
- * import { checkRound } from "./round_checks.ts";
- * import { DEFAULT_LIMITS } from "../settings/limits.ts";
- * const checked = checkRound({ resultType: "input_required", requestState: 5 }, 1, DEFAULT_LIMITS);
- * if (checked.ok || checked.error.message === "") throw new Error();
- * ```
  */
 export function checkRound(
   result: JsonObject,

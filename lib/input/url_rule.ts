@@ -59,12 +59,6 @@ function parse(url: string): Parts | undefined {
 
 /**
  * True when the client may get the URL of a URL elicitation.
- *
- * @example
- * ```ts
- * import { isAllowedUrl } from "./url_rule.ts";
- * if (!isAllowedUrl("http://127.0.0.1:8080/cb") || isAllowedUrl("http://127.1/")) throw new Error();
- * ```
  */
 export function isAllowedUrl(url: string): boolean {
   if (url.includes("\\")) return false;

@@ -88,23 +88,6 @@ const COPY_BELOW = 16 * 1024;
 
 /**
  * Opens an input for reading chunk by chunk.
- *
- * @example
- * ```ts
- * import { readChunks } from "./byte_io.ts";
- * const bytes = new TextEncoder().encode("ab");
- * let given = false;
- * const source = readChunks({
- *   read: (buffer) => {
- *     if (given) return Promise.resolve(null);
- *     given = true;
- *     buffer.set(bytes);
- *     return Promise.resolve(bytes.length);
- *   },
- * });
- * const chunk = await source.next();
- * if (chunk?.length !== 2 || (await source.next()) !== null) throw new Error();
- * ```
  */
 export function readChunks(input: ByteInput): ChunkSource {
   if (input instanceof ReadableStream) {
@@ -185,21 +168,6 @@ export interface ChunkSink {
 
 /**
  * Opens an output for writing whole chunks.
- *
- * @example
- * ```ts
- * import { openSink } from "./byte_io.ts";
- * const got: number[] = [];
- * // A writer that takes at most two bytes per call: the sink writes the rest.
- * const sink = openSink({
- *   write: (bytes) => {
- *     got.push(...bytes.subarray(0, 2));
- *     return Promise.resolve(Math.min(2, bytes.length));
- *   },
- * });
- * await sink.write(new Uint8Array([1, 2, 3, 4, 5]));
- * if (got.join() !== "1,2,3,4,5") throw new Error();
- * ```
  */
 export function openSink(output: ByteOutput): ChunkSink {
   if (output instanceof WritableStream) {

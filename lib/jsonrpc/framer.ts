@@ -219,15 +219,6 @@ export class LineSplitter {
 /**
  * Splits a byte stream into lines, as a TransformStream: the framing of
  * {@linkcode LineSplitter}.
- *
- * @example
- * ```ts
- * import { LineFramer } from "./framer.ts";
- * const frames = ReadableStream.from([new TextEncoder().encode("{}\r\n\n[]")])
- *   .pipeThrough(new LineFramer({ maxLineBytes: 1024 }));
- * const kinds = (await Array.fromAsync(frames)).map((f) => f.kind);
- * if (kinds.join() !== "line,line") throw new Error("unexpected frames");
- * ```
  */
 export class LineFramer extends TransformStream<Uint8Array, Frame> {
   constructor(options: LineFramerOptions) {

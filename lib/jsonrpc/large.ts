@@ -122,14 +122,6 @@ function* stringChunks(text: string): Generator<Uint8Array> {
  * be serialized (a RangeError of a deep value) throws here, at the call, and
  * not later in the writer's loop; the slices are made while the sink takes
  * them. The message is the same after the call.
- *
- * @example
- * ```ts
- * import { serializeInChunks } from "./large.ts";
- * const message = { jsonrpc: "2.0" as const, id: 1, result: { text: "é".repeat(600_000) } };
- * const text = [...serializeInChunks(message)].map((c) => new TextDecoder().decode(c)).join("");
- * if (text !== JSON.stringify(message) + "\n") throw new Error();
- * ```
  */
 export function serializeInChunks(message: Message): Iterable<Uint8Array> {
   const marker = `${crypto.randomUUID()}:`;

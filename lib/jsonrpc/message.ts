@@ -61,12 +61,6 @@ export function isRawId(value: unknown): value is RawId {
  * The exact integer that a JSON number token denotes, as decimal digits
  * (`"1.5e1"` → `"15"`, `"-0"` → `"0"`); undefined when the token is not an
  * integer (`"1.5"`, `"1e-1"`) or not a JSON number.
- *
- * @example
- * ```ts
- * import { integerDigits } from "./message.ts";
- * if (integerDigits("9.007199254740993e15") !== "9007199254740993") throw new Error();
- * ```
  */
 export function integerDigits(token: string): string | undefined {
   const match = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(token);

@@ -153,17 +153,6 @@ function prefixEnd(line: Uint8Array, start: number, end: number): number {
  * Parses a line as a skeleton. Undefined when the line has no long string
  * (the caller parses it as usual); `"invalid"` for a line that is not valid
  * UTF-8 or JSON.
- *
- * @example
- * ```ts
- * import { parseSkeleton, serializeSkeleton } from "./skeleton.ts";
- * const text = `{"id":1,"result":{"text":"${"a".repeat(70_000)}"}}`;
- * const sk = parseSkeleton(new TextEncoder().encode(text));
- * if (sk === undefined || sk === "invalid") throw new Error();
- * let out = "";
- * for (const chunk of serializeSkeleton(sk.value, sk)) out += new TextDecoder().decode(chunk);
- * if (out !== text + "\n") throw new Error();
- * ```
  */
 export function parseSkeleton(
   line: Uint8Array,

@@ -44,14 +44,6 @@ export function isProtocol(value: unknown): value is Protocol {
 /**
  * True when a failed server/discover of a stdio upstream shows a server of
  * an older revision: -32601, or -32600 "not initialized".
- *
- * @example
- * ```ts
- * import { isOlderStdio } from "./auto.ts";
- * import { UpstreamFailure } from "../upstream/failure.ts";
- * const failure = new UpstreamFailure("rpc", { error: { code: -32601, message: "Method not found" } });
- * if (!isOlderStdio(failure)) throw new Error();
- * ```
  */
 export function isOlderStdio(error: unknown): boolean {
   if (!(error instanceof UpstreamFailure) || error.kind !== "rpc" || !error.error) return false;
@@ -66,15 +58,6 @@ const OLDER_HTTP_STATUSES: ReadonlySet<number> = new Set([400, 404]);
  * The sign of an older server at a URL: server/discover got a 400 or 404
  * whose body is a JSON-RPC error or asks for a session. The HTTP link reads
  * that body once (`errorBody` of the failure): no second request is sent.
- *
- * @example
- * ```ts
- * import { isOlderHttp } from "./auto.ts";
- * import { UpstreamFailure } from "../upstream/failure.ts";
- * const failure = new UpstreamFailure("transport_failed", { status: 400, errorBody: "jsonrpc_error" });
- * if (!isOlderHttp(failure)) throw new Error();
- * if (isOlderHttp(new UpstreamFailure("transport_failed", { status: 404 }))) throw new Error();
- * ```
  */
 export function isOlderHttp(error: unknown): boolean {
   if (!(error instanceof UpstreamFailure) || error.status === undefined) return false;

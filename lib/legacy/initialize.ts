@@ -20,17 +20,6 @@ function withoutTasks(capabilities: JsonObject): JsonObject {
 /**
  * The params of the upstream initialize: the client's protocolVersion,
  * clientInfo and capabilities, less `tasks`.
- *
- * @example
- * ```ts
- * import { legacyInitializeParams } from "./initialize.ts";
- * const params = legacyInitializeParams({
- *   protocolVersion: "2025-11-25",
- *   capabilities: { roots: {}, tasks: {} },
- *   clientInfo: { name: "vscode", version: "1" },
- * });
- * if ("tasks" in (params.capabilities as object)) throw new Error();
- * ```
  */
 export function legacyInitializeParams(client: JsonObject): JsonObject {
   return {

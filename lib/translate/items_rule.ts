@@ -140,15 +140,6 @@ class Walk {
  * Walks a schema and applies R6 to each array schema in it, in place.
  * Reports each change and each subtree below {@linkcode MAX_SCHEMA_DEPTH}
  * to `report`, when given.
- *
- * @example
- * ```ts
- * import { normalizeArrayItems } from "./items_rule.ts";
- * const schema = { type: "object", properties: { tags: { type: "array" } } };
- * const events: unknown[] = [];
- * normalizeArrayItems(schema, (e) => events.push(e));
- * if (JSON.stringify(schema.properties.tags) !== '{"type":"array","items":{}}') throw new Error();
- * ```
  */
 export function normalizeArrayItems(schema: Json, report?: (event: ItemsEvent) => void): void {
   new Walk(report).visit(schema, 0);

@@ -30,13 +30,6 @@ export function concatBytes(chunks: readonly Uint8Array[], length: number): Uint
 /**
  * Reads a whole body of at most `limit` bytes. Throws {@linkcode TooLargeError}
  * as soon as the body is longer, and cancels the rest of it.
- *
- * @example
- * ```ts
- * import { readBounded } from "./bounded_body.ts";
- * const bytes = await readBounded(new Response("{}").body!, 10);
- * if (bytes.length !== 2) throw new Error();
- * ```
  */
 export async function readBounded(
   body: ReadableStream<Uint8Array>,
@@ -70,13 +63,6 @@ export async function readBounded(
  * fills the buffer in place (a stream without BYOB is read by
  * {@linkcode readBounded}). A body that ends early fails (the connection
  * dropped), one that goes on past its length is {@linkcode TooLargeError}.
- *
- * @example
- * ```ts
- * import { readKnownLength } from "./bounded_body.ts";
- * const bytes = await readKnownLength(new Response("{}").body!, 2);
- * if (new TextDecoder().decode(bytes) !== "{}") throw new Error();
- * ```
  */
 export async function readKnownLength(
   body: ReadableStream<Uint8Array>,
@@ -131,13 +117,6 @@ const KNOWN_LENGTH_IN_PLACE = 1024 * 1024;
  * and one without a length is counted as it comes. The body's stream is
  * asked for only by the last two: the client of our own makes one per
  * response that asks, and reads a small body straight from its buffer.
- *
- * @example
- * ```ts
- * import { readJsonBody } from "./bounded_body.ts";
- * const bytes = await readJsonBody(new Response("{}"), 10);
- * if (bytes.length !== 2) throw new Error();
- * ```
  */
 export async function readJsonBody(response: Response, limit: number): Promise<Uint8Array> {
   // A Content-Length says nothing of the body that fetch gives when the body

@@ -33,18 +33,6 @@ export interface Deadline {
 
 /**
  * The deadlines of one upstream client.
- *
- * @example
- * ```ts
- * import { Deadlines } from "./deadlines.ts";
- * const deadlines = new Deadlines();
- * const fired: string[] = [];
- * deadlines.add(10, () => fired.push("a"));
- * const b = deadlines.add(10, () => fired.push("b"));
- * deadlines.cancel(b);
- * await new Promise((resolve) => setTimeout(resolve, 30));
- * if (fired.join() !== "a") throw new Error();
- * ```
  */
 export class Deadlines {
   /** For each limit in ms, its deadlines in the order they were armed (the earliest first). */

@@ -17,14 +17,6 @@ import { parseLargeMessage } from "../jsonrpc/skeleton.ts";
  * {@linkcode UPSTREAM_MAX_DEPTH} (the bridge could not write it to the
  * client, so it fails only its own request). A text (an SSE event) is
  * parsed as it is.
- *
- * @example
- * ```ts
- * import { decodeUpstream } from "./decode.ts";
- * const bytes = new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"result":{}}');
- * if (decodeUpstream(bytes)?.id !== 1) throw new Error();
- * if (decodeUpstream(new TextEncoder().encode("[1]")) !== undefined) throw new Error();
- * ```
  */
 export function decodeUpstream(data: Uint8Array | string): JsonObject | undefined {
   const bytes = typeof data === "string" ? new TextEncoder().encode(data) : data;

@@ -28,13 +28,6 @@ const PARAM_TYPES: ReadonlySet<string> = new Set(["string", "integer", "boolean"
 /**
  * A value as an HTTP field value: plain when it is printable ASCII without
  * spaces at its ends, else `=?base64?<UTF-8 in Base64>?=`.
- *
- * @example
- * ```ts
- * import { encodeHeaderValue } from "./http_headers.ts";
- * if (encodeHeaderValue("echo") !== "echo") throw new Error();
- * if (encodeHeaderValue("é") !== "=?base64?w6k=?=") throw new Error();
- * ```
  */
 export function encodeHeaderValue(value: string): string {
   let plain = value.length > 0 && value === value.trim() &&

@@ -38,13 +38,6 @@ export function isResponse(message: JsonObject): boolean {
 
 /**
  * True for the response (result or error) of the request `id`.
- *
- * @example
- * ```ts
- * import { isResponseOf } from "./http_response.ts";
- * if (!isResponseOf({ jsonrpc: "2.0", id: 1, result: {} }, 1)) throw new Error();
- * if (isResponseOf({ jsonrpc: "2.0", id: 2, result: {} }, 1)) throw new Error();
- * ```
  */
 export function isResponseOf(message: JsonObject, id: Json): boolean {
   return message.id === id && isResponse(message);
@@ -53,13 +46,6 @@ export function isResponseOf(message: JsonObject, id: Json): boolean {
 /**
  * The message of a JSON-RPC error response, as one short line without
  * control characters, or undefined.
- *
- * @example
- * ```ts
- * import { errorMessageOf } from "./http_response.ts";
- * const error = { jsonrpc: "2.0", id: null, error: { code: -32000, message: "Bad\nsession" } };
- * if (errorMessageOf(error) !== "Bad session") throw new Error();
- * ```
  */
 export function errorMessageOf(message: JsonObject | undefined): string | undefined {
   const error = message && isResponse(message) && isObject(message.error)
@@ -83,15 +69,6 @@ interface ErrorBodyFacts {
  * text that asks for a session. A server of revision 2025-11-25 answers
  * server/discover so (`--protocol auto` reads it; no second request is
  * needed).
- *
- * @example
- * ```ts
- * import { errorBodySign } from "./http_response.ts";
- * const json = '{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}';
- * if (errorBodySign(json) !== "jsonrpc_error") throw new Error();
- * if (errorBodySign("Mcp-Session-Id header is required") !== "asks_for_session") throw new Error();
- * if (errorBodySign("<html>Not Found</html>") !== undefined) throw new Error();
- * ```
  */
 export function errorBodySign(text: string): ErrorBody | undefined {
   try {

@@ -14,20 +14,6 @@
  * At most `max` tasks run at once; the others wait in order.
  * {@linkcode PostLimiter.room} lets the reader of a stream wait while the
  * queue is long, so that the queue of a flood stays small too.
- *
- * @example
- * ```ts
- * import { PostLimiter } from "./post_limiter.ts";
- * const limiter = new PostLimiter(1);
- * let running = 0, most = 0;
- * const task = () => limiter.run(async () => {
- *   most = Math.max(most, ++running);
- *   await Promise.resolve();
- *   running--;
- * });
- * await Promise.all([task(), task(), task()]);
- * if (most !== 1) throw new Error();
- * ```
  */
 export class PostLimiter {
   readonly #max: number;

@@ -142,13 +142,6 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
 /**
  * The transport of the HTTP link: POSTs through {@linkcode linkFetch},
  * whose clients {@linkcode PostTransport.close} closes.
- *
- * @example
- * ```ts
- * import { fetchTransport } from "./post_transport.ts";
- * const transport = fetchTransport();
- * transport.close();
- * ```
  */
 export function fetchTransport(options: FetchTransportOptions = {}): PostTransport {
   const link = linkFetch(options);

@@ -78,15 +78,6 @@ class EventBuilder {
  * of the stream is cancelled. A line holds at most the limit and the name of
  * its field. An event without a blank line before the end is dropped, as
  * the rules say.
- *
- * @example
- * ```ts
- * import { readEvents } from "./sse.ts";
- * const body = new Response("event: message\ndata: {}\n\n").body!;
- * for await (const event of readEvents(body, 100)) {
- *   if (new TextDecoder().decode(event.data) !== "{}") throw new Error();
- * }
- * ```
  */
 export async function* readEvents(
   body: ReadableStream<Uint8Array>,

@@ -92,67 +92,67 @@ async function installed(which: "both" | "launcher"): Promise<{ dir: string; bin
   return { dir, bin: join(project, "node_modules", ".bin", BINARY) };
 }
 
+// The two tests with both packages share one install (npm pack and npm install are the cost).
 Deno.test({
-  name:
-    "npm: the launcher runs the binary of this platform's package; stdio, arguments and the exit code pass through",
+  name: "npm: the launcher with the package of this platform",
   ignore: !usable,
-  async fn() {
+  async fn(t) {
     const { dir, bin } = await installed("both");
     try {
-      const modules = [...Deno.readDirSync(join(dir, "project", "node_modules"))]
-        .map((e) => e.name).filter((n) => !n.startsWith(".")).sort();
-      // Only the package of this platform is installed, not the other four.
-      deepStrictEqual(modules, [NPM_LAUNCHER, npmPackageName(host!)].sort());
-      strictEqual(TARGETS.length, 5);
-      const child = new Deno.Command(bin, {
-        args: ["cat", "--name", "x", "--", "node", "server.js"],
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      const writer = child.stdin.getWriter();
-      await writer.write(new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"method":"ping"}\n'));
-      await writer.close();
-      const out = await child.output();
-      strictEqual(out.code, 0, dec.decode(out.stderr));
-      strictEqual(
-        dec.decode(out.stdout),
-        `stand-in of ${npmPackageName(host!)}: cat --name x -- node server.js\n` +
-          '{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+      await t.step(
+        "the launcher runs the binary of this platform's package; stdio, arguments and the exit code pass through",
+        async () => {
+          const modules = [...Deno.readDirSync(join(dir, "project", "node_modules"))]
+            .map((e) => e.name).filter((n) => !n.startsWith(".")).sort();
+          // Only the package of this platform is installed, not the other four.
+          deepStrictEqual(modules, [NPM_LAUNCHER, npmPackageName(host!)].sort());
+          strictEqual(TARGETS.length, 5);
+          const child = new Deno.Command(bin, {
+            args: ["cat", "--name", "x", "--", "node", "server.js"],
+            stdin: "piped",
+            stdout: "piped",
+            stderr: "piped",
+          }).spawn();
+          const writer = child.stdin.getWriter();
+          await writer.write(
+            new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"method":"ping"}\n'),
+          );
+          await writer.close();
+          const out = await child.output();
+          strictEqual(out.code, 0, dec.decode(out.stderr));
+          strictEqual(
+            dec.decode(out.stdout),
+            `stand-in of ${npmPackageName(host!)}: cat --name x -- node server.js\n` +
+              '{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+          );
+          for (const code of [0, 2, 7]) {
+            const status = await new Deno.Command(bin, { args: ["exit", String(code)] }).output();
+            strictEqual(status.code, code);
+          }
+        },
       );
-      for (const code of [0, 2, 7]) {
-        const status = await new Deno.Command(bin, { args: ["exit", String(code)] }).output();
-        strictEqual(status.code, code);
-      }
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
-
-Deno.test({
-  name: "npm: SIGTERM to the launcher reaches the binary, and its exit code comes back",
-  ignore: !usable,
-  async fn() {
-    const { dir, bin } = await installed("both");
-    const marker = join(dir, "marker");
-    try {
-      const child = new Deno.Command(bin, {
-        args: ["wait", marker],
-        stdout: "null",
-        stderr: "piped",
-      }).spawn();
-      await waitFor("the stand-in to start", () => {
-        try {
-          return Deno.statSync(`${marker}.ready`).isFile;
-        } catch {
-          return false;
-        }
-      });
-      child.kill("SIGTERM");
-      const status = await child.status;
-      strictEqual(await Deno.readTextFile(marker), "got SIGTERM\n");
-      strictEqual(status.code, 143);
+      await t.step(
+        "SIGTERM to the launcher reaches the binary, and its exit code comes back",
+        async () => {
+          const marker = join(dir, "marker");
+          const child = new Deno.Command(bin, {
+            args: ["wait", marker],
+            stdout: "null",
+            stderr: "piped",
+          }).spawn();
+          await waitFor("the stand-in to start", () => {
+            try {
+              return Deno.statSync(`${marker}.ready`).isFile;
+            } catch {
+              return false;
+            }
+          });
+          child.kill("SIGTERM");
+          const status = await child.status;
+          strictEqual(await Deno.readTextFile(marker), "got SIGTERM\n");
+          strictEqual(status.code, 143);
+        },
+      );
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -205,3 +205,39 @@ Deno.test("run: a token store that group or others can write is exit 2 with the 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("run: sign-in options that are not valid, and a token store that does not open, are exit 2", async () => {
+  // A loopback URL (a sign-in may start there) that nothing answers: no row gets to a request.
+  const url = "http://127.0.0.1:9/mcp/secret-path?key=sekrit-query";
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/a-file`;
+  await Deno.writeTextFile(file, "");
+  try {
+    for (
+      const args of [
+        [url, "--token-store", `${file}/store`],
+        [url, "--redirect-port", "70000"],
+        [url, "--client-id", "x"],
+        [
+          url,
+          "--client-id",
+          "x",
+          "--client-issuer",
+          "https://as.example",
+          "--client-secret-env",
+          "NOT_SET_ANYWHERE",
+        ],
+        ["--no-browser", "--", "echo"],
+        ["logout"],
+      ]
+    ) {
+      const out = await run(args);
+      strictEqual(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
+      ok(out.stderr.endsWith("Run 'mcp-bridge-vscode --help' for the usage.\n"), out.stderr);
+      strictEqual(out.stderr.split("\n").length, 3, out.stderr);
+      assertClean(out.stderr);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

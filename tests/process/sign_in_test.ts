@@ -269,37 +269,3 @@ Deno.test("process: --no-browser logs the start URL and starts no browser", asyn
     await w.close();
   }
 });
-
-Deno.test("process: sign-in options that are not valid, and a token store that does not open, are exit 2", async () => {
-  const w = await world();
-  try {
-    const file = `${w.dir}/a-file`;
-    await Deno.writeTextFile(file, "");
-    for (
-      const args of [
-        [w.resource.url, "--token-store", `${file}/store`],
-        [w.resource.url, "--redirect-port", "70000"],
-        [w.resource.url, "--client-id", "x"],
-        [
-          w.resource.url,
-          "--client-id",
-          "x",
-          "--client-issuer",
-          "https://as.example",
-          "--client-secret-env",
-          "NOT_SET_ANYWHERE",
-        ],
-        ["--no-browser", "--", "echo"],
-        ["logout"],
-      ]
-    ) {
-      const out = await runBridge(args);
-      strictEqual(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
-      ok(out.stderr.endsWith("Run 'mcp-bridge-vscode --help' for the usage.\n"), out.stderr);
-      strictEqual(out.stderr.split("\n").length, 3, out.stderr);
-      deepStrictEqual(w.leaks(out.stderr), []);
-    }
-  } finally {
-    await w.close();
-  }
-});

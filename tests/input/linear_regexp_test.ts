@@ -1,13 +1,4 @@
-import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
-import {
-  answerAll,
-  ask,
-  FORM_CAPS,
-  formOf,
-  inputResponses,
-  type Obj,
-  startRaw,
-} from "./raw_rounds.ts";
+import { strictEqual, throws } from "node:assert/strict";
 import { LINEAR_FORMATS, linearTest } from "../../lib/input/linear_regexp.ts";
 
 // Each pattern against each text: the answer of JavaScript's own engine (flag u, as ajv uses).
@@ -95,36 +86,5 @@ Deno.test("linear formats: hostname through its lookahead parts, duration native
   strictEqual(duration("P"), false);
 });
 
-// requestedSchemas of the upstream server through the whole bridge, in this process
-// (tests/input/raw_rounds.ts): what cannot be checked safely never reaches the client,
-// crashes or stalls the bridge.
-
-const start = () => startRaw(FORM_CAPS);
-
-Deno.test("a pattern with catastrophic backtracking does not stall the bridge", async () => {
-  await using bridge = await start();
-  const schema = {
-    type: "object",
-    properties: { name: { type: "string", pattern: "^(a+)+$" } },
-    required: ["name"],
-  };
-  await ask(bridge, 2, [{ k: formOf(schema) }]);
-  const question = await bridge.next();
-  strictEqual(question?.method, "elicitation/create");
-  // With a backtracking engine 28 characters took 7 s; 48 would take years.
-  await bridge.send({
-    jsonrpc: "2.0",
-    id: question?.id,
-    result: { action: "accept", content: { name: "a".repeat(47) + "!" } },
-  });
-  await bridge.request(3, "ping");
-  const answers = [await bridge.next(2000), await bridge.next(2000)];
-  deepStrictEqual(answers.map((m) => m?.id).sort(), [2, 3]);
-  const response = answers.find((m) => m?.id === 2)!;
-  deepStrictEqual((response.error as Obj).data, { cause: "invalid_client_answer" });
-  await ask(bridge, 4, [{ k: formOf(schema) }]);
-  const ok = await answerAll(bridge, 4, { name: "a".repeat(47) });
-  deepStrictEqual(inputResponses(ok.response), {
-    k: { action: "accept", content: { name: "a".repeat(47) } },
-  });
-});
+// Through the whole bridge: tests/process/input_stall_test.ts (a stall of the bridge in this
+// process would stop the test's timer too).

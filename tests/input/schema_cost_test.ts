@@ -1,5 +1,4 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { ask, FORM_CAPS, formOf, type Obj, startRaw } from "./raw_rounds.ts";
+import { strictEqual } from "node:assert/strict";
 import { SchemaGraph } from "../../lib/input/schema_cost.ts";
 import type { Json, JsonObject } from "../../lib/jsonrpc/message.ts";
 
@@ -119,29 +118,5 @@ Deno.test("schema cost: the count stops at the limit, also for a large answer", 
   strictEqual(each.answerCost({ a: [1], b: [2] }), 1 + 2 * (1 + 3));
 });
 
-// requestedSchemas of the upstream server through the whole bridge, in this process
-// (tests/input/raw_rounds.ts): what cannot be checked safely never reaches the client,
-// crashes or stalls the bridge.
-
-const start = () => startRaw(FORM_CAPS);
-
-Deno.test("an answer whose check would take too long gives invalid_client_answer at once", async () => {
-  await using bridge = await start();
-  // Two ways into each level of the answer: 2^depth paths for ajv.
-  const twice = {
-    type: "object",
-    properties: { name: { type: "string" } },
-    anyOf: [{ properties: { x: { $ref: "#" } } }, { properties: { x: { $ref: "#" } } }],
-  };
-  await ask(bridge, 2, [{ k: formOf(twice) }]);
-  const question = await bridge.next();
-  strictEqual(question?.method, "elicitation/create");
-  let content: Obj = { name: "Ada" };
-  for (let i = 0; i < 40; i++) content = { x: content };
-  await bridge.send({ jsonrpc: "2.0", id: question?.id, result: { action: "accept", content } });
-  await bridge.request(3, "ping");
-  const answers = [await bridge.next(2000), await bridge.next(2000)];
-  deepStrictEqual(answers.map((m) => m?.id).sort(), [2, 3]);
-  const response = answers.find((m) => m?.id === 2)!;
-  deepStrictEqual((response.error as Obj).data, { cause: "invalid_client_answer" });
-});
+// Through the whole bridge: tests/process/input_stall_test.ts (a stall of the bridge in this
+// process would stop the test's timer too).

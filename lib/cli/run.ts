@@ -43,7 +43,11 @@ export interface CliIo {
   readonly stdout: (text: string) => Promise<void>;
   /** Writes a log line or the pointer to `--help`; a closed stderr is no error. */
   readonly stderr: (text: string) => void;
-  /** Reads a variable of the environment. */
+  /**
+   * Reads a variable of the environment: the command lines of the bridge and
+   * of `login` read it; `login`, `logout` and `doctor` themselves, and the
+   * sign-in, still read the process's environment.
+   */
   readonly env: (name: string) => string | undefined;
   /** Opens the pipes of the protocol, when a command line starts the bridge. */
   readonly stdio: () => Stdio;

@@ -16,6 +16,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const SECRET_URL = "https://example.invalid/mcp/secret-path?key=sekrit-query";
 /** A config home of these tests only: nothing reads or writes the user's token store. */
 const CONFIG_HOME = Deno.makeTempDirSync({ prefix: "mcp-bridge-run-test-" });
+globalThis.addEventListener("unload", () => Deno.removeSync(CONFIG_HOME, { recursive: true }));
 
 interface Output {
   code: number;

@@ -3,6 +3,8 @@
  * for the command line (tests/cli/run_test.ts runs it) and logout.
  */
 
+import { parseArgs } from "node:util";
+import { usageReason } from "../../lib/cli/usage.ts";
 import { ok, strictEqual, throws } from "node:assert/strict";
 import { parseLogout } from "../../lib/cli/command_line.ts";
 
@@ -24,4 +26,18 @@ Deno.test("usage: logout names the option of a usage error, never its value or t
     });
   }
   strictEqual(parseLogout([SECRET_URL, "--token-store", "/tmp/s"]).tokenStore, "/tmp/s");
+});
+
+Deno.test("usageReason: an unknown option of parseArgs is named, never its value or the URL", () => {
+  const options = { "token-store": { type: "string" } } as const;
+  const args = ["https://mcp.example/k?key=s3cret", "--bogus=s3cret"];
+  const error = (() => {
+    try {
+      parseArgs({ args, options, allowPositionals: true });
+    } catch (error) {
+      return error;
+    }
+  })();
+  ok(error !== undefined, "parseArgs refused the option");
+  strictEqual(usageReason(error, args, options), "the option --bogus is not known");
 });

@@ -26,6 +26,7 @@ const RAW = [DENO, "run", "-A", `${ROOT}tests/fixtures/raw_server.ts`, "ok"];
 const SECRETS = ["secret-path", "sekrit-query", "tok-s3cret", "refresh-s3cret", "v4lue-s3cr3t"];
 /** A config home of these tests only: the doctor never reads the user's token store. */
 const CONFIG_HOME = Deno.makeTempDirSync({ prefix: "mcp-bridge-doctor-test-" });
+globalThis.addEventListener("unload", () => Deno.removeSync(CONFIG_HOME, { recursive: true }));
 
 function assertClean(text: string): void {
   for (const secret of SECRETS) assertExcludes(text, secret);

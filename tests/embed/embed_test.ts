@@ -81,7 +81,7 @@ class Embedded {
     await this.#writer.close();
     const rest: Obj[] = [];
     for (let m = await this.next(); m !== null; m = await this.next()) rest.push(m);
-    await this.done;
+    await within(this.done, 15_000, "the end of serveStdio");
     return rest;
   }
 }

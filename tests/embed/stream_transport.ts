@@ -10,6 +10,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineSplitter } from "../process/helpers.ts";
+import { within } from "../wait.ts";
 
 const enc = new TextEncoder();
 
@@ -48,6 +49,6 @@ export class StreamTransport implements Transport {
   /** Ends the server's input (the end of stdin) and waits for the end of its output. */
   async close(): Promise<void> {
     await this.#writer.close().catch(() => {});
-    await this.#reading;
+    await within(this.#reading, 15_000, "the end of the server's output");
   }
 }

@@ -26,9 +26,17 @@ import { createLogger } from "../../lib/log.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { LineSplitter } from "../process/helpers.ts";
+import { within } from "../wait.ts";
 
 type Obj = Record<string, unknown>;
 const enc = new TextEncoder();
+
+/**
+ * How long the bridge may take to end after the end of its input (its
+ * child's grace included): a bridge that does not end fails the test
+ * instead of hanging the run, as the child process got SIGKILL.
+ */
+const STOP_LIMIT_MS = 15_000;
 
 /**
  * What the in-process bridge can start in front of: the command of a child on
@@ -43,8 +51,9 @@ export interface InProcessOptions {
   clock?: Clock;
   /**
    * Variables that the command line reads (`--header-env`) on top of this
-   * process's environment; the proxy variables of this process are not read
-   * (as the child of `tests/fixtures/http_bridge.ts` does not get them).
+   * process's environment. Only the parser reads them: the proxy variables of
+   * the link are those of this process (the tests set none; the proxy test is
+   * a process test).
    */
   env?: Record<string, string>;
 }
@@ -80,6 +89,10 @@ export class InProcessBridge implements AsyncDisposable {
     ];
     const cli = parseCommandLine(argv, envOf(extra.env));
     if (cli.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
+    if (typeof upstream === "function" && cli.protocol === "auto") {
+      // Its fallback would start the placeholder command: a factory speaks 2026-07-28 only.
+      throw new Error("--protocol auto needs an upstream command or URL, not a factory");
+    }
     const input = new TransformStream<Uint8Array, Uint8Array>();
     // Every chunk is kept as it is written; no back pressure (a queue without a bound).
     const output = new TransformStream<Uint8Array, Uint8Array>(
@@ -141,8 +154,10 @@ export class InProcessBridge implements AsyncDisposable {
   }
 
   /**
-   * The next line of the bridge's output as it was written (for the exact
-   * bytes of ids), or null at the end of its output or after `ms`.
+   * The next line of the bridge's output not read yet, as it was written (for
+   * the exact bytes of ids), or null at the end of its output or after `ms`.
+   * Messages that `response` or `take` read past stay in their queue: do not
+   * mix the two ways of reading in one test.
    */
   async line(ms = 10_000): Promise<string | null> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -232,12 +247,12 @@ export class InProcessBridge implements AsyncDisposable {
   /** Ends the input and waits for the exit code. */
   async exit(): Promise<number> {
     await this.closeInput();
-    return await this.exitCode;
+    return await within(this.exitCode, STOP_LIMIT_MS, "the end of the bridge");
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.closeInput();
-    await this.exitCode;
+    await within(this.exitCode, STOP_LIMIT_MS, "the end of the bridge");
     await this.#lines.return?.();
   }
 }

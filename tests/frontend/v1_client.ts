@@ -80,6 +80,9 @@ export class InProcessTransport implements Transport {
  * The in-process counterpart of `bridgeTransport(upstream, options)` of
  * tests/process/helpers.ts: the same arguments, no child for the bridge.
  */
-export function bridgeTransport(upstream: Upstream, options: string[] = []): InProcessTransport {
+export function inProcessTransport(
+  upstream: Upstream,
+  options: string[] = [],
+): InProcessTransport {
   return new InProcessTransport(upstream, options);
 }

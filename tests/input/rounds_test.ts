@@ -8,7 +8,7 @@ import {
   ListRootsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { assertIncludes } from "../assert.ts";
-import { bridgeTransport } from "../frontend/v1_client.ts";
+import { inProcessTransport } from "../frontend/v1_client.ts";
 import { CODES } from "../../lib/errors/error_table.ts";
 import { mapUpstreamFailure } from "../../lib/errors/failures.ts";
 import { type FailureKind, UpstreamFailure } from "../../lib/upstream/failure.ts";
@@ -73,7 +73,7 @@ Deno.test("input rounds: only an upstream error -32602 maps to -32602 (the reque
 
 /** The v1 SDK client as VS Code, with `capabilities`; `events` gets what it was asked. */
 async function legacyClient(capabilities: Obj, events: unknown[]): Promise<Client> {
-  const transport = bridgeTransport(rawAskServer);
+  const transport = inProcessTransport(rawAskServer);
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities });
   client.setRequestHandler(ElicitRequestSchema, (request: { params: Obj }) => {
     events.push(["elicit", request.params]);

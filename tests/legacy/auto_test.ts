@@ -5,6 +5,8 @@
  * start again of a child that the probe ended.
  */
 
+import { isOlderHttp, isOlderStdio } from "../../lib/legacy/auto.ts";
+import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { ok, strictEqual } from "node:assert/strict";
 import { InProcessBridge } from "../frontend/in_process.ts";
 import { DENO, ROOT } from "../process/helpers.ts";
@@ -52,4 +54,20 @@ Deno.test("auto: any other failure of server/discover stays discover_failed; the
     strictEqual(((init.error as Json).data as Json).cause, "discover_failed", mode);
     strictEqual(await bridge.exit(), 0);
   }
+});
+
+Deno.test("isOlderStdio: -32601 of server/discover is an older server", () => {
+  const failure = new UpstreamFailure("rpc", {
+    error: { code: -32601, message: "Method not found" },
+  });
+  ok(isOlderStdio(failure));
+});
+
+Deno.test("isOlderHttp: a 400 with a JSON-RPC error body is an older server; a bare 404 is not", () => {
+  ok(
+    isOlderHttp(
+      new UpstreamFailure("transport_failed", { status: 400, errorBody: "jsonrpc_error" }),
+    ),
+  );
+  ok(!isOlderHttp(new UpstreamFailure("transport_failed", { status: 404 })));
 });

@@ -13,7 +13,7 @@ import { waitFor } from "../wait.ts";
 import { startFrontend } from "../frontend/harness.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
 import { ChildStderr } from "../frontend/in_process_tools.ts";
-import { bridgeTransport } from "../frontend/v1_client.ts";
+import { inProcessTransport } from "../frontend/v1_client.ts";
 import { server } from "../fixtures/modern_server.ts";
 
 Deno.test("stream filter: the declared lists and every subscribed URI", () => {
@@ -321,7 +321,7 @@ Deno.test("the end of the input cancels the streams", async () => {
 });
 
 Deno.test("v1 client gets list changes and resource updates through resources/subscribe", async () => {
-  const transport = bridgeTransport(RAW_SERVER("listen"));
+  const transport = inProcessTransport(RAW_SERVER("listen"));
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
   const seen: string[] = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));
@@ -352,7 +352,7 @@ Deno.test("v1 client gets list changes and resource updates through resources/su
 });
 
 Deno.test("v1 client and an SDK v2 server: list changes and resource updates of a real listen stream", async () => {
-  const transport = bridgeTransport(server);
+  const transport = inProcessTransport(server);
   const client = new Client({ name: "vscode-like", version: "1" }, { capabilities: {} });
   const seen: string[] = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void seen.push("tools"));

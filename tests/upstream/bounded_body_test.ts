@@ -5,6 +5,7 @@
  * over `--max-response-bytes`, a large body of a known length, one cut short.
  */
 
+import { readJsonBody } from "../../lib/upstream/bounded_body.ts";
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { readBounded, readKnownLength, TooLargeError } from "../../lib/upstream/bounded_body.ts";
 import { type RawMessage, serveMcp } from "../fixtures/http_raw.ts";
@@ -171,4 +172,9 @@ Deno.test("http: a large JSON body of a known length comes whole; one that stops
   });
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge.stdout + bridge.stderr);
+});
+
+Deno.test("readJsonBody: a small body whole", async () => {
+  const bytes = await readJsonBody(new Response("{}"), 10);
+  strictEqual(new TextDecoder().decode(bytes), "{}");
 });

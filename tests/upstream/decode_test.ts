@@ -5,6 +5,7 @@
  * only its own request; a large result keeps every byte and every rule.
  */
 
+import { decodeUpstream } from "../../lib/upstream/decode.ts";
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { LONG_ICON, LONG_TEXT } from "../fixtures/large_server.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
@@ -101,4 +102,10 @@ Deno.test("a large result: long strings come back whole, modern members go, the 
   }
   await bridge.request(6, "ping");
   deepStrictEqual(await bridge.next(), { jsonrpc: "2.0", id: 6, result: {} });
+});
+
+Deno.test("decodeUpstream: a message from its bytes; what is not a message is nothing", () => {
+  const bytes = new TextEncoder().encode('{"jsonrpc":"2.0","id":1,"result":{}}');
+  strictEqual(decodeUpstream(bytes)?.id, 1);
+  strictEqual(decodeUpstream(new TextEncoder().encode("[1]")), undefined);
 });

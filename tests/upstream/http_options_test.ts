@@ -16,18 +16,9 @@ function assertClean(text: string): void {
   }
 }
 
-/**
- * The bridge of `args` in front of `url`, with `env` in the environment
- * while the command line is read (the in-process bridge reads `Deno.env`;
- * `--header-env` reads its variables then).
- */
+/** The bridge of `args` in front of `url`; `--header-env` reads its variables from `env`. */
 function bridgeWithEnv(args: string[], url: string, env: Record<string, string>): InProcessBridge {
-  for (const [name, value] of Object.entries(env)) Deno.env.set(name, value);
-  try {
-    return new InProcessBridge(args, url);
-  } finally {
-    for (const name of Object.keys(env)) Deno.env.delete(name);
-  }
+  return new InProcessBridge(args, url, { env });
 }
 
 Deno.test("http: --header-env values with Latin-1 characters or a tab are accepted and sent", async () => {

@@ -14,6 +14,7 @@
  * header values.
  */
 
+import { errorMessageOf, isResponseOf } from "../../lib/upstream/http_response.ts";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import type { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { UpstreamFrame } from "../../lib/upstream/link.ts";
@@ -314,8 +315,9 @@ Deno.test("http: progress, logging and cancellation over SSE", async () => {
     { intervalMs: 10 },
   ).catch(() => undefined);
   ok(cancel, "the cancellation reached the server as its own POST");
-  // An answer of the bridge to the cancel would have come before the ping's; the slow tool's
-  // own would come after 5 s: 50 ms more is enough to see neither.
+  // An answer of the bridge itself to the cancel would have come before the ping's. The
+  // server (in this process) ends the slow tool as it handles the cancel, which it has
+  // received: its answer, had the POST not been aborted, would follow within milliseconds.
   strictEqual(await bridge.take((m) => m.id === 3, 50), null);
   strictEqual(await bridge.exit(), 0);
   assertNoSecret(bridge.stdout + bridge.stderr, URL_SECRETS);
@@ -352,4 +354,14 @@ Deno.test("http: an error status whose body is a JSON-RPC error has the upstream
     detail: "Session expired (HTTP status 404)",
   });
   strictEqual(await bridge.exit(), 0);
+});
+
+Deno.test("isResponseOf: a response of its own id only", () => {
+  ok(isResponseOf({ jsonrpc: "2.0", id: 1, result: {} }, 1));
+  ok(!isResponseOf({ jsonrpc: "2.0", id: 2, result: {} }, 1));
+});
+
+Deno.test("errorMessageOf: the message of an error body on one line", () => {
+  const error = { jsonrpc: "2.0", id: null, error: { code: -32000, message: "Bad\nsession" } };
+  strictEqual(errorMessageOf(error), "Bad session");
 });

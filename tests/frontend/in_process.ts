@@ -25,11 +25,8 @@ import { bridgeOptions } from "../../lib/cli/run.ts";
 import { createLogger } from "../../lib/log.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
-import { LineSplitter } from "../process/helpers.ts";
+import { BridgeLines } from "../process/helpers.ts";
 import { within } from "../wait.ts";
-
-type Obj = Record<string, unknown>;
-const enc = new TextEncoder();
 
 /**
  * How long the bridge may take to end after the end of its input (its
@@ -69,17 +66,12 @@ function envOf(env: Record<string, string> = {}): (name: string) => string | und
 }
 
 /** The bridge of `options` (flags of the command line) in front of `upstream`, in this process. */
-export class InProcessBridge implements AsyncDisposable {
+export class InProcessBridge extends BridgeLines implements AsyncDisposable {
   readonly frontend: Frontend;
   /** The exit code that `frontend.run` resolves with. */
   readonly exitCode: Promise<number>;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #lines: AsyncIterator<string>;
-  readonly #queue: unknown[] = [];
-  readonly #log: string[] = [];
-  readonly #stdout: string[] = [];
-  readonly #decoder = new TextDecoder();
-  #reading: Promise<IteratorResult<string>> | undefined;
+  readonly #log: string[];
+  readonly #stdout: string[];
 
   constructor(options: string[], upstream: Upstream, extra: InProcessOptions = {}) {
     const argv = typeof upstream === "string" ? [...options, upstream] : [
@@ -93,20 +85,26 @@ export class InProcessBridge implements AsyncDisposable {
       // Its fallback would start the placeholder command: a factory speaks 2026-07-28 only.
       throw new Error("--protocol auto needs an upstream command or URL, not a factory");
     }
+    const log: string[] = [];
+    const stdout: string[] = [];
+    const decoder = new TextDecoder();
     const input = new TransformStream<Uint8Array, Uint8Array>();
     // Every chunk is kept as it is written; no back pressure (a queue without a bound).
     const output = new TransformStream<Uint8Array, Uint8Array>(
       {
         transform: (chunk, controller) => {
-          this.#stdout.push(this.#decoder.decode(chunk, { stream: true }));
+          stdout.push(decoder.decode(chunk, { stream: true }));
           controller.enqueue(chunk);
         },
       },
       undefined,
       { highWaterMark: Infinity },
     );
+    super(input.writable, output.readable);
+    this.#log = log;
+    this.#stdout = stdout;
     const wired = bridgeOptions(cli, {
-      log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => this.#log.push(line)),
+      log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => log.push(line)),
       output: output.writable,
     });
     this.frontend = new Frontend({
@@ -115,10 +113,6 @@ export class InProcessBridge implements AsyncDisposable {
       ...(extra.clock && { clock: extra.clock }),
     });
     this.exitCode = this.frontend.run(input.readable);
-    this.#writer = input.writable.getWriter();
-    this.#lines = output.readable.pipeThrough(new TextDecoderStream()).pipeThrough(
-      new LineSplitter(),
-    )[Symbol.asyncIterator]();
   }
 
   /** The log lines so far, as the process writes them to stderr. */
@@ -131,119 +125,6 @@ export class InProcessBridge implements AsyncDisposable {
     return this.#stdout.join("");
   }
 
-  /** The messages read and not yet taken (read past by `response` or `take`), in order. */
-  get queued(): readonly Obj[] {
-    return this.#queue as Obj[];
-  }
-
-  /** Writes raw text (add the newline yourself). */
-  async writeRaw(text: string | Uint8Array): Promise<void> {
-    await this.#writer.write(typeof text === "string" ? enc.encode(text) : text);
-  }
-
-  async send(message: unknown): Promise<void> {
-    await this.writeRaw(JSON.stringify(message) + "\n");
-  }
-
-  async request(id: number | string, method: string, params?: unknown): Promise<void> {
-    await this.send(
-      params === undefined
-        ? { jsonrpc: "2.0", id, method }
-        : { jsonrpc: "2.0", id, method, params },
-    );
-  }
-
-  /**
-   * The next line of the bridge's output not read yet, as it was written (for
-   * the exact bytes of ids), or null at the end of its output or after `ms`.
-   * Messages that `response` or `take` read past stay in their queue: do not
-   * mix the two ways of reading in one test.
-   */
-  async line(ms = 10_000): Promise<string | null> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
-    // A read that the timeout beat stays pending for the next call: no line is lost.
-    this.#reading ??= this.#lines.next();
-    const next = await Promise.race([this.#reading, timeout]);
-    clearTimeout(timer);
-    if (next === "timeout") return null;
-    this.#reading = undefined;
-    return next.done ? null : next.value;
-  }
-
-  /** The next message of the bridge, or null at the end of its output or after `ms`. */
-  async next(ms = 10_000): Promise<Obj | null> {
-    if (this.#queue.length) return this.#queue.shift() as Obj;
-    const line = await this.line(ms);
-    return line === null ? null : JSON.parse(line);
-  }
-
-  /** Reads messages until one has the id; the others are kept in order. */
-  async response(id: number | string, ms = 10_000): Promise<Obj> {
-    const skipped: unknown[] = [];
-    for (;;) {
-      const msg = await this.next(ms);
-      if (msg === null) throw new Error(`no response for ${id}; the log:\n${this.stderr}`);
-      if (msg.id === id && ("result" in msg || "error" in msg)) {
-        this.#queue.unshift(...skipped);
-        return msg;
-      }
-      skipped.push(msg);
-    }
-  }
-
-  /**
-   * Waits until a message matches, and takes it; the others stay queued in
-   * order. Null at the end of the output or after `ms`.
-   */
-  async take(match: (msg: Obj) => boolean, ms = 10_000): Promise<Obj | null> {
-    const deadline = Date.now() + ms;
-    const at = (this.#queue as Obj[]).findIndex(match);
-    if (at !== -1) return this.#queue.splice(at, 1)[0] as Obj;
-    const skipped = this.#queue.splice(0);
-    try {
-      for (;;) {
-        const left = deadline - Date.now();
-        const msg = left > 0 ? await this.next(left) : null;
-        if (msg === null) return null;
-        if (match(msg)) return msg;
-        skipped.push(msg);
-      }
-    } finally {
-      this.#queue.unshift(...skipped);
-    }
-  }
-
-  /** Every message until the output ends. */
-  async rest(ms = 10_000): Promise<Obj[]> {
-    const out = [];
-    for (;;) {
-      const msg = await this.next(ms);
-      if (msg === null) return out;
-      out.push(msg);
-    }
-  }
-
-  /** initialize, and notifications/initialized only when asked (it opens the listen stream). */
-  async initialize(capabilities: unknown = {}, initialized = false): Promise<Obj> {
-    await this.request("init", "initialize", {
-      protocolVersion: "2025-11-25",
-      capabilities,
-      clientInfo: { name: "raw-test", version: "1" },
-    });
-    const response = await this.response("init");
-    if (initialized) await this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    return response;
-  }
-
-  async closeInput(): Promise<void> {
-    try {
-      await this.#writer.close();
-    } catch {
-      // already closed
-    }
-  }
-
   /** Ends the input and waits for the exit code. */
   async exit(): Promise<number> {
     await this.closeInput();
@@ -253,6 +134,6 @@ export class InProcessBridge implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.closeInput();
     await within(this.exitCode, STOP_LIMIT_MS, "the end of the bridge");
-    await this.#lines.return?.();
+    await this.stopReading();
   }
 }

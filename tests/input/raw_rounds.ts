@@ -15,6 +15,7 @@ import { type JSONRPCMessage, Server, type Transport } from "@modelcontextprotoc
 import type { ServerFactory } from "../../lib/upstream/memory.ts";
 import { askRound } from "../fixtures/ask_rounds.ts";
 import { InProcessBridge, type Upstream } from "../frontend/in_process.ts";
+import type { BridgeLines } from "../process/helpers.ts";
 
 /** A JSON object. */
 export type Obj = Record<string, unknown>;
@@ -114,7 +115,7 @@ export async function startRaw(
 }
 
 /** Calls the tool "ask" with the rounds of `sequence`. */
-export const ask = (bridge: InProcessBridge, id: number, sequence: unknown[]): Promise<void> =>
+export const ask = (bridge: BridgeLines, id: number, sequence: unknown[]): Promise<void> =>
   bridge.request(id, "tools/call", { name: "ask", arguments: { sequence } });
 
 /** The data of the error of a response. */
@@ -132,7 +133,7 @@ export const inputResponses = (response: Obj): unknown =>
 
 /** Answers every question of the bridge with `answer(question)` until the response of `id`. */
 export async function answerUntil(
-  bridge: InProcessBridge,
+  bridge: BridgeLines,
   id: unknown,
   answer: (q: Obj) => string | null,
 ): Promise<{ response: Obj; seen: Obj[] }> {
@@ -151,7 +152,7 @@ export async function answerUntil(
 
 /** Answers each form with `content` until the response of `id`; gives the response and the questions. */
 export async function answerAll(
-  bridge: InProcessBridge,
+  bridge: BridgeLines,
   id: number,
   content: Obj,
 ): Promise<{ response: Obj; questions: number }> {

@@ -25,33 +25,33 @@ export function bridgeTransport(upstream: string[], options: string[] = []): Std
   });
 }
 
-/** The bridge as a child process, with line access to its stdout. */
-export class BridgeProcess implements AsyncDisposable {
-  readonly child: Deno.ChildProcess;
+type Obj = Record<string, unknown>;
+
+/**
+ * The messages of a bridge over the lines of its input and output: what the
+ * child process (`BridgeProcess`) and the bridge in the test's own process
+ * (`InProcessBridge` of tests/frontend/in_process.ts) share.
+ */
+export abstract class BridgeLines {
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #lines: AsyncIterator<string>;
-  readonly #queue: unknown[] = [];
-  stderr = "";
-  readonly #stderrDone: Promise<void>;
+  readonly #queue: Obj[] = [];
+  #reading: Promise<IteratorResult<string>> | undefined;
 
-  constructor(options: string[], upstream: string[]) {
-    this.child = new Deno.Command(DENO, {
-      args: ["run", "-q", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
-      cwd: ROOT,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#writer = this.child.stdin.getWriter();
-    this.#lines = this.child.stdout.pipeThrough(new TextDecoderStream()).pipeThrough(
-      new LineSplitter(),
-    )[
+  /** `input`: the bridge's input (the test writes); `output`: its output (the test reads). */
+  protected constructor(input: WritableStream<Uint8Array>, output: ReadableStream<Uint8Array>) {
+    this.#writer = input.getWriter();
+    this.#lines = output.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter())[
       Symbol.asyncIterator
     ]();
-    const stderr = this.child.stderr;
-    this.#stderrDone = (async () => {
-      for await (const text of stderr.pipeThrough(new TextDecoderStream())) this.stderr += text;
-    })();
+  }
+
+  /** What the bridge logged so far (for the messages of failed waits). */
+  abstract get stderr(): string;
+
+  /** The messages read and not yet taken (read past by `response` or `take`), in order. */
+  get queued(): readonly Obj[] {
+    return this.#queue;
   }
 
   /** Writes raw text (add the newline yourself). */
@@ -71,21 +71,34 @@ export class BridgeProcess implements AsyncDisposable {
     );
   }
 
-  /** The next message of the bridge, or null at the end of its output or after `ms`. */
-  async next(ms = 10_000): Promise<Record<string, unknown> | null> {
-    if (this.#queue.length) return this.#queue.shift() as Record<string, unknown>;
+  /**
+   * The next line of the bridge's output not read yet, as it was written (for
+   * the exact bytes of ids), or null at the end of its output or after `ms`.
+   * Messages that `response` or `take` read past stay in their queue: do not
+   * mix the two ways of reading in one test.
+   */
+  async line(ms = 10_000): Promise<string | null> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms));
-    const next = await Promise.race([this.#lines.next(), timeout]);
+    // A read that the timeout beat stays pending for the next call: no line is lost.
+    this.#reading ??= this.#lines.next();
+    const next = await Promise.race([this.#reading, timeout]);
     clearTimeout(timer);
     if (next === "timeout") return null;
-    if (next.done) return null;
-    return JSON.parse(next.value);
+    this.#reading = undefined;
+    return next.done ? null : next.value;
+  }
+
+  /** The next message of the bridge, or null at the end of its output or after `ms`. */
+  async next(ms = 10_000): Promise<Obj | null> {
+    if (this.#queue.length) return this.#queue.shift()!;
+    const line = await this.line(ms);
+    return line === null ? null : JSON.parse(line);
   }
 
   /** Reads messages until one has the id; the others are kept in order. */
-  async response(id: number | string, ms = 10_000): Promise<Record<string, unknown>> {
-    const skipped: unknown[] = [];
+  async response(id: number | string, ms = 10_000): Promise<Obj> {
+    const skipped: Obj[] = [];
     for (;;) {
       const msg = await this.next(ms);
       if (msg === null) throw new Error(`no response for ${id}; stderr:\n${this.stderr}`);
@@ -97,8 +110,30 @@ export class BridgeProcess implements AsyncDisposable {
     }
   }
 
+  /**
+   * Waits until a message matches, and takes it; the others stay queued in
+   * order. Null at the end of the output or after `ms`.
+   */
+  async take(match: (msg: Obj) => boolean, ms = 10_000): Promise<Obj | null> {
+    const deadline = Date.now() + ms;
+    const at = this.#queue.findIndex(match);
+    if (at !== -1) return this.#queue.splice(at, 1)[0]!;
+    const skipped = this.#queue.splice(0);
+    try {
+      for (;;) {
+        const left = deadline - Date.now();
+        const msg = left > 0 ? await this.next(left) : null;
+        if (msg === null) return null;
+        if (match(msg)) return msg;
+        skipped.push(msg);
+      }
+    } finally {
+      this.#queue.unshift(...skipped);
+    }
+  }
+
   /** Every message until the output ends. */
-  async rest(ms = 10_000): Promise<Record<string, unknown>[]> {
+  async rest(ms = 10_000): Promise<Obj[]> {
     const out = [];
     for (;;) {
       const msg = await this.next(ms);
@@ -111,10 +146,7 @@ export class BridgeProcess implements AsyncDisposable {
    * initialize, and notifications/initialized only when asked: it opens the
    * listen stream, whose first acknowledgment sends list changes.
    */
-  async initialize(
-    capabilities: unknown = {},
-    initialized = false,
-  ): Promise<Record<string, unknown>> {
+  async initialize(capabilities: unknown = {}, initialized = false): Promise<Obj> {
     await this.request("init", "initialize", {
       protocolVersion: "2025-11-25",
       capabilities,
@@ -131,6 +163,39 @@ export class BridgeProcess implements AsyncDisposable {
     } catch {
       // already closed
     }
+  }
+
+  /** Stops reading the output (at the end of a test). */
+  protected async stopReading(): Promise<void> {
+    await this.#lines.return?.();
+  }
+}
+
+/** The bridge as a child process, with line access to its stdout. */
+export class BridgeProcess extends BridgeLines implements AsyncDisposable {
+  readonly child: Deno.ChildProcess;
+  #stderr = "";
+  readonly #stderrDone: Promise<void>;
+
+  constructor(options: string[], upstream: string[]) {
+    const child = new Deno.Command(DENO, {
+      args: ["run", "-q", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
+      cwd: ROOT,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    super(child.stdin, child.stdout);
+    this.child = child;
+    const stderr = child.stderr;
+    this.#stderrDone = (async () => {
+      for await (const text of stderr.pipeThrough(new TextDecoderStream())) this.#stderr += text;
+    })();
+  }
+
+  /** What the process wrote to its stderr so far. */
+  get stderr(): string {
+    return this.#stderr;
   }
 
   /** Closes stdin and waits for the exit code. */
@@ -150,7 +215,7 @@ export class BridgeProcess implements AsyncDisposable {
     }
     await this.child.status;
     await this.#stderrDone;
-    await this.#lines.return?.();
+    await this.stopReading();
   }
 }
 

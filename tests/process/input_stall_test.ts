@@ -9,44 +9,20 @@
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { BridgeProcess, RAW_SERVER } from "./helpers.ts";
-
-type Obj = Record<string, unknown>;
-const CAPS = { elicitation: { form: {} } };
-
-const formOf = (requestedSchema: Obj) => ({
-  method: "elicitation/create",
-  params: { mode: "form", message: "Your name?", requestedSchema },
-});
+import {
+  answerAll,
+  ask,
+  FORM_CAPS,
+  formOf,
+  inputResponses,
+  type Obj,
+} from "../input/raw_rounds.ts";
 
 async function start(): Promise<BridgeProcess> {
   const bridge = new BridgeProcess([], RAW_SERVER("ok"));
-  await bridge.initialize(CAPS);
+  await bridge.initialize(FORM_CAPS);
   return bridge;
 }
-
-const ask = (bridge: BridgeProcess, id: number, sequence: unknown[]) =>
-  bridge.request(id, "tools/call", { name: "ask", arguments: { sequence } });
-
-/** Answers each question with `content` until the response of `id`; gives the response and the questions. */
-async function answerAll(
-  bridge: BridgeProcess,
-  id: number,
-  content: Obj,
-): Promise<{ response: Obj; questions: number }> {
-  let questions = 0;
-  for (;;) {
-    const msg = await bridge.next();
-    if (msg === null) throw new Error(`no response; stderr: ${bridge.stderr}`);
-    if (msg.id === id && !("method" in msg)) return { response: msg, questions };
-    if (msg.method === "elicitation/create") {
-      questions++;
-      await bridge.send({ jsonrpc: "2.0", id: msg.id, result: { action: "accept", content } });
-    }
-  }
-}
-
-const inputResponses = (response: Obj) =>
-  ((response.result as Obj).structuredContent as Obj).inputResponses;
 
 Deno.test("an answer whose check would take too long gives invalid_client_answer at once", async () => {
   await using bridge = await start();

@@ -1,4 +1,3 @@
-import type { SignInCause } from "../../lib/upstream/failure.ts";
 import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
@@ -11,7 +10,7 @@ import { assertIncludes } from "../assert.ts";
 import { inProcessTransport } from "../frontend/v1_client.ts";
 import { CODES } from "../../lib/errors/error_table.ts";
 import { mapUpstreamFailure } from "../../lib/errors/failures.ts";
-import { type FailureKind, UpstreamFailure } from "../../lib/upstream/failure.ts";
+import { FAILURE_KINDS, type SignInCause, UpstreamFailure } from "../../lib/upstream/failure.ts";
 import {
   ALL_CAPS,
   answerUntil,
@@ -25,18 +24,6 @@ import {
   url,
 } from "./raw_rounds.ts";
 
-const KINDS: FailureKind[] = [
-  "rpc",
-  "timeout",
-  "canceled",
-  "exited",
-  "closed",
-  "transport_failed",
-  "invalid_response",
-  "spawn_failed",
-  "connect_failed",
-  "sign_in",
-];
 const SIGN_IN: SignInCause[] = [
   "sign_in_failed",
   "sign_in_timeout",
@@ -51,7 +38,7 @@ const SIGN_IN: SignInCause[] = [
 // -32602 must mean that the upstream server answered -32602, and nothing else.
 Deno.test("input rounds: only an upstream error -32602 maps to -32602 (the request-state rule)", () => {
   const failures = [
-    ...KINDS.map((kind) => new UpstreamFailure(kind, { status: 400 })),
+    ...FAILURE_KINDS.map((kind) => new UpstreamFailure(kind, { status: 400 })),
     ...SIGN_IN.map((cause) => new UpstreamFailure("sign_in", { signIn: { cause } })),
     new UpstreamFailure("rpc", { error: { code: -32601, message: "no" } }),
     new Error("not a failure"),
@@ -99,6 +86,19 @@ async function legacyClient(capabilities: Obj, events: unknown[]): Promise<Clien
   return client;
 }
 
+/** The Continue form that follows a URL step, as the client must see it. */
+const CONTINUE_FORM = {
+  mode: "form",
+  message: "Complete the step in the web browser. Then select Continue.",
+  requestedSchema: {
+    type: "object",
+    properties: {
+      continue: { type: "string", title: "Continue", enum: ["Continue"], default: "Continue" },
+    },
+    required: ["continue"],
+  },
+};
+
 Deno.test("v1 client answers form, sampling and roots of one round; the upstream gets inputResponses and requestState", async () => {
   const events: unknown[] = [];
   const client = await legacyClient(ALL_CAPS, events);
@@ -136,38 +136,8 @@ Deno.test("v1 client: a URL step, the Continue form when asked again, and the co
     });
     deepStrictEqual(events, [
       ["elicit", { mode: "url", message: "Sign in", url: u, elicitationId: "elicitation-1" }],
-      ["elicit", {
-        mode: "form",
-        message: "Complete the step in the web browser. Then select Continue.",
-        requestedSchema: {
-          type: "object",
-          properties: {
-            continue: {
-              type: "string",
-              title: "Continue",
-              enum: ["Continue"],
-              default: "Continue",
-            },
-          },
-          required: ["continue"],
-        },
-      }],
-      ["elicit", {
-        mode: "form",
-        message: "Complete the step in the web browser. Then select Continue.",
-        requestedSchema: {
-          type: "object",
-          properties: {
-            continue: {
-              type: "string",
-              title: "Continue",
-              enum: ["Continue"],
-              default: "Continue",
-            },
-          },
-          required: ["continue"],
-        },
-      }],
+      ["elicit", CONTINUE_FORM],
+      ["elicit", CONTINUE_FORM],
       ["complete", { elicitationId: "elicitation-1" }],
     ]);
   } finally {

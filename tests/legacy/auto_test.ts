@@ -9,24 +9,9 @@ import { isOlderHttp, isOlderStdio } from "../../lib/legacy/auto.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { ok, strictEqual } from "node:assert/strict";
 import { InProcessBridge } from "../frontend/in_process.ts";
-import { DENO, ROOT } from "../process/helpers.ts";
-
-const LEGACY_RAW = (mode = "method_not_found") => [
-  DENO,
-  "run",
-  "-A",
-  `${ROOT}tests/fixtures/legacy_raw_server.ts`,
-  mode,
-];
+import { CLIENT_CAPABILITIES, LEGACY_RAW } from "./legacy_raw.ts";
 
 type Json = Record<string, unknown>;
-
-const CLIENT_CAPABILITIES = {
-  sampling: {},
-  elicitation: { form: {} },
-  roots: { listChanged: true },
-  tasks: { requests: { tools: { call: {} } } },
-};
 
 Deno.test("auto: -32600 not initialized is an older server; a probe that ended the child starts it again once", async () => {
   for (const mode of ["not_initialized", "exit_after_probe"]) {

@@ -6,24 +6,9 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { InProcessBridge } from "../frontend/in_process.ts";
-import { DENO, ROOT } from "../process/helpers.ts";
-
-const LEGACY_RAW = (mode = "method_not_found") => [
-  DENO,
-  "run",
-  "-A",
-  `${ROOT}tests/fixtures/legacy_raw_server.ts`,
-  mode,
-];
+import { CLIENT_CAPABILITIES, LEGACY_RAW } from "./legacy_raw.ts";
 
 type Json = Record<string, unknown>;
-
-const CLIENT_CAPABILITIES = {
-  sampling: {},
-  elicitation: { form: {} },
-  roots: { listChanged: true },
-  tasks: { requests: { tools: { call: {} } } },
-};
 
 async function call(bridge: InProcessBridge, id: string | number, name: string, extra: Json = {}) {
   await bridge.request(id, "tools/call", { name, arguments: {}, ...extra });

@@ -9,28 +9,32 @@
 
 import type { ErrorObject } from "../jsonrpc/message.ts";
 
-/** Why an upstream request failed, or why the link could not start. */
-export type FailureKind =
+/** Why an upstream request failed, or why the link could not start: every {@linkcode FailureKind}. */
+export const FAILURE_KINDS = [
   /** The upstream server answered with an error object (or without a valid one). */
-  | "rpc"
+  "rpc",
   /** No response in the time limit. */
-  | "timeout"
+  "timeout",
   /** The caller's signal aborted the request. */
-  | "canceled"
+  "canceled",
   /** The child process stopped. */
-  | "exited"
+  "exited",
   /** The link closed, or was closed. */
-  | "closed"
+  "closed",
   /** The transport failed. */
-  | "transport_failed"
+  "transport_failed",
   /** The response could not be read (too long, not JSON, no result, too large). */
-  | "invalid_response"
+  "invalid_response",
   /** The upstream command could not start. */
-  | "spawn_failed"
+  "spawn_failed",
   /** The client for the URL could not be made. */
-  | "connect_failed"
+  "connect_failed",
   /** A sign-in was needed and failed; `signIn` has the cause. */
-  | "sign_in";
+  "sign_in",
+] as const;
+
+/** Why an upstream request failed, or why the link could not start (the members of {@linkcode FAILURE_KINDS}). */
+export type FailureKind = typeof FAILURE_KINDS[number];
 
 /**
  * The sign-in causes of the error table (`errors/error_table.ts`), the rows

@@ -5,6 +5,7 @@ import type { BridgeError } from "../../lib/errors/errors.ts";
 import { mapDiscoverFailure, mapUpstreamFailure, statusDetail } from "../../lib/errors/failures.ts";
 import type { ErrorObject } from "../../lib/jsonrpc/message.ts";
 import {
+  FAILURE_KINDS,
   type FailureFacts,
   type FailureKind,
   type SignInFailureInfo,
@@ -18,26 +19,12 @@ const forwarded = (kind: FailureKind, facts?: FailureFacts) =>
 const discover = (kind: FailureKind, facts?: FailureFacts) =>
   dataOf(mapDiscoverFailure(new UpstreamFailure(kind, facts), "60 s"));
 
-/** Every kind of failure, so a new kind without a row fails the tables below. */
-const KINDS: readonly FailureKind[] = [
-  "rpc",
-  "timeout",
-  "canceled",
-  "exited",
-  "closed",
-  "transport_failed",
-  "invalid_response",
-  "spawn_failed",
-  "connect_failed",
-  "sign_in",
-];
-
 Deno.test("statusDetail: HTTP status N, or nothing", () => {
   deepStrictEqual([statusDetail(404), statusDetail(undefined)], ["HTTP status 404", undefined]);
 });
 
 Deno.test("forwarded requests: every failure kind gives its cause", () => {
-  deepStrictEqual(Object.fromEntries(KINDS.map((kind) => [kind, forwarded(kind)])), {
+  deepStrictEqual(Object.fromEntries(FAILURE_KINDS.map((kind) => [kind, forwarded(kind)])), {
     rpc: { cause: "rpc" },
     timeout: { cause: "timeout", detail: "method: tools/list, limit: 120 s" },
     // Only the bridge cancels without the client: the client sees a closed request.
@@ -166,7 +153,7 @@ Deno.test("sign-in failures: a cause the table lacks and the canceled row do not
 });
 
 Deno.test("server/discover: each failure kind gives discover_failed with why, or the start's own cause", () => {
-  deepStrictEqual(Object.fromEntries(KINDS.map((kind) => [kind, discover(kind)])), {
+  deepStrictEqual(Object.fromEntries(FAILURE_KINDS.map((kind) => [kind, discover(kind)])), {
     rpc: { cause: "discover_failed", detail: "the error has no error object" },
     timeout: { cause: "discover_failed", detail: "no response in 60 s" },
     canceled: { cause: "discover_failed", detail: "no response in 60 s" },

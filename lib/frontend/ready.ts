@@ -8,34 +8,22 @@
  */
 
 import type { Clock } from "../clock.ts";
-import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
+import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import { BridgeError } from "../errors/errors.ts";
-import type { Declared } from "../input/input_checks.ts";
 import { type Outcome, type RoundEnv, runRounds } from "../input/rounds.ts";
-import type { Limits } from "../settings/limits.ts";
-import type { Logger } from "../log.ts";
 import { passthroughMeta } from "./meta.ts";
 import { type ListenDeclared, listenDeclared, Listener } from "../listen/listen_stream.ts";
-import type { PendingTable } from "../input/pending.ts";
 import type { Profile } from "../settings/profile.ts";
 import { ProgressRelay } from "../translate/progress.ts";
 import { applyResultRules, type ResultContext } from "../translate/results.ts";
 import { signInPrompt } from "../input/sign_in_prompt.ts";
 import { forwardParams, type IconRule, progressToken } from "../translate/translate.ts";
 
-/** What the ready state is made from. */
-export interface ReadyOptions {
-  readonly session: UpstreamClient;
+/** What the ready state is made from: what the input rounds need, and the rest. */
+export interface ReadyOptions extends RoundEnv {
   readonly discover: JsonObject;
-  readonly declared: Declared;
-  readonly limits: Limits;
-  readonly log: Logger;
   readonly profile: Profile;
-  readonly pending: PendingTable;
-  readonly write: (message: Message) => void;
-  readonly nextElicitationId: () => string;
-  readonly logLevel: () => string | undefined;
   /** The clock of the listen stream; the real one by default. */
   readonly clock?: Clock | undefined;
 }
@@ -76,21 +64,12 @@ export class ReadySession implements Ready {
   readonly #options: ReadyOptions;
 
   constructor(options: ReadyOptions) {
-    const { session, limits, log, profile } = options;
+    const { session, log, profile } = options;
     this.#options = options;
     this.session = session;
     this.icons = session.link.isRemote ? "data_only" : "all";
     this.listen = listenDeclared(options.discover.capabilities);
-    this.rounds = {
-      session,
-      limits,
-      log,
-      declared: options.declared,
-      pending: options.pending,
-      write: options.write,
-      nextElicitationId: options.nextElicitationId,
-      logLevel: options.logLevel,
-    };
+    this.rounds = options;
     this.#results = { quirks: profile.quirks, icons: this.icons, log };
   }
 

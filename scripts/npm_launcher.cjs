@@ -29,7 +29,10 @@ try {
       `(an install with --omit=optional or --no-optional skips it): install ${pkg} too`,
   );
 }
-const child = spawn(binary, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
+// The handlers come before the spawn: a signal that arrives once the binary
+// runs must reach it, not end this process by default and leave the binary
+// behind. Node.js calls them from its event loop, so after the spawn below
+// has set `child`.
 const signals = process.platform === "win32" ? ["SIGINT"] : ["SIGTERM", "SIGINT", "SIGHUP"];
 const forward = (signal) => {
   try {
@@ -39,6 +42,7 @@ const forward = (signal) => {
   }
 };
 for (const signal of signals) process.on(signal, forward);
+const child = spawn(binary, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
 child.on("error", (error) => fail(`cannot start ${binary}: ${error.message}`));
 child.on("exit", (code, signal) => {
   for (const s of signals) process.off(s, forward);

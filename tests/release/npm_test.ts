@@ -44,7 +44,8 @@ case "$1" in
   wait)
     trap 'echo "got SIGTERM" > "$2"; exit 143' TERM
     echo ready > "$2.ready"
-    while :; do sleep 0.05; done ;;
+    # Ten seconds at most: a stand-in whose signal was lost does not outlive the test.
+    i=0; while [ "$i" -lt 200 ]; do sleep 0.05; i=$((i + 1)); done ;;
   *) echo "stand-in of ${name}: $*" ;;
 esac
 `;
@@ -151,6 +152,38 @@ Deno.test({
           const status = await child.status;
           strictEqual(await Deno.readTextFile(marker), "got SIGTERM\n");
           strictEqual(status.code, 143);
+        },
+      );
+      await t.step(
+        "a SIGTERM that comes as soon as the binary runs reaches it too (the launcher does not die by default and leave it behind)",
+        async () => {
+          // Node.js loads this before the launcher: the spawn waits until the
+          // stand-in has set its trap, then the launcher gets SIGTERM at once,
+          // before its next statement, the earliest a signal can find it.
+          const marker = join(dir, "marker-early");
+          const hook = join(dir, "early_signal.cjs");
+          await Deno.writeTextFile(
+            hook,
+            `const cp = require("node:child_process");
+const fs = require("node:fs");
+const spawn = cp.spawn;
+cp.spawn = (...args) => {
+  const child = spawn(...args);
+  while (!fs.existsSync(${JSON.stringify(`${marker}.ready`)})) {}
+  process.kill(process.pid, "SIGTERM");
+  return child;
+};
+`,
+          );
+          const status = await new Deno.Command(bin, {
+            args: ["wait", marker],
+            env: { NODE_OPTIONS: `--require=${hook}` },
+            stdout: "null",
+            stderr: "null",
+          }).output();
+          strictEqual(await Deno.readTextFile(marker), "got SIGTERM\n");
+          strictEqual(status.code, 143);
+          strictEqual(status.signal, null);
         },
       );
     } finally {

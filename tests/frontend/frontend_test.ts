@@ -17,7 +17,6 @@ import { LineSplitter, MODERN_SERVER, RAW_SERVER } from "../process/helpers.ts";
 import { server } from "../fixtures/modern_server.ts";
 import { buildServer } from "../../scripts/embed_server.ts";
 import { waitFor } from "../wait.ts";
-import { startFrontend } from "./harness.ts";
 import { InProcessBridge } from "./in_process.ts";
 import { ChildStderr, ConsoleErrors } from "./in_process_tools.ts";
 
@@ -35,7 +34,10 @@ function errorOf(
 }
 
 Deno.test("a request without a response in its limit gets timeout with the method and the limit", async () => {
-  const t = startFrontend({ long_round_timeout_ms: 300, list_timeout_ms: 5000 }, MODERN_SERVER);
+  await using t = new InProcessBridge(
+    ["--call-timeout", "0.3", "--request-timeout", "5"],
+    MODERN_SERVER,
+  );
   await t.initialize();
   strictEqual(t.frontend.state, "ready");
   await t.send({
@@ -53,13 +55,13 @@ Deno.test("a request without a response in its limit gets timeout with the metho
       data: { cause: "timeout", detail: "method: tools/call, limit: 300 ms" },
     },
   });
-  strictEqual(await t.close(), 0);
+  strictEqual(await t.exit(), 0);
   strictEqual(t.frontend.state, "closing");
 });
 
 Deno.test("the in-flight limit is a named limit that tests can make smaller", async () => {
   // Over the memory link: an SDK v2 server in process, no child to start.
-  const t = startFrontend({ max_in_flight_requests: 2 }, buildServer);
+  await using t = new InProcessBridge(["--max-in-flight", "2"], buildServer);
   await t.initialize();
   for (const id of [2, 3, 4]) {
     await t.send({
@@ -70,18 +72,18 @@ Deno.test("the in-flight limit is a named limit that tests can make smaller", as
     });
   }
   const first = await t.next();
-  deepStrictEqual([first.id, (first.error as { data: { cause: string } }).data.cause], [
+  deepStrictEqual([first?.id, (first?.error as { data: { cause: string } }).data.cause], [
     4,
     "too_many_requests",
   ]);
-  const ids = [(await t.next()).id, (await t.next()).id].sort();
+  const ids = [(await t.next())?.id, (await t.next())?.id].sort();
   deepStrictEqual(ids, [2, 3]);
-  strictEqual(await t.close(), 0);
+  strictEqual(await t.exit(), 0);
 });
 
 Deno.test("no answers in the answer limit: input_timeout, and the questions get notifications/cancelled", async () => {
   // Over the memory link: the limit of the client's answers applies there too.
-  const t = startFrontend({ input_answer_timeout_ms: 300 }, buildServer);
+  await using t = new InProcessBridge(["--input-timeout", "0.3"], buildServer);
   await t.initialize({ elicitation: { form: {} } });
   await t.send({
     jsonrpc: "2.0",
@@ -89,17 +91,17 @@ Deno.test("no answers in the answer limit: input_timeout, and the questions get 
     method: "tools/call",
     params: { name: "confirm", arguments: {} },
   });
-  deepStrictEqual((await t.next()).method, "elicitation/create");
+  deepStrictEqual((await t.next())?.method, "elicitation/create");
   deepStrictEqual(await t.next(), {
     jsonrpc: "2.0",
     method: "notifications/cancelled",
     params: { requestId: "b-1", reason: "no answer in time" },
   });
   const response = await t.next();
-  deepStrictEqual([response.id, (response.error as { data: unknown }).data], [2, {
+  deepStrictEqual([response?.id, (response?.error as { data: unknown }).data], [2, {
     cause: "input_timeout",
   }]);
-  strictEqual(await t.close(), 0);
+  strictEqual(await t.exit(), 0);
 });
 
 Deno.test("before initialize: ping, setLevel, discover, forwarded and unknown methods", async () => {

@@ -23,6 +23,7 @@ import type { Clock } from "../../lib/clock.ts";
 import { parseCommandLine } from "../../lib/cli/command_line.ts";
 import { bridgeOptions } from "../../lib/cli/run.ts";
 import { createLogger } from "../../lib/log.ts";
+import type { Limits } from "../../lib/settings/limits.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { BridgeLines } from "../process/helpers.ts";
@@ -53,6 +54,11 @@ export interface InProcessOptions {
    * a process test).
    */
   env?: Record<string, string>;
+  /**
+   * Limits on top of those of the flags, for the ones that no flag sets (the
+   * waits of the listen stream, say) or smaller than a flag can write.
+   */
+  limits?: Partial<Limits>;
 }
 
 /** The environment of the command line: `env`, then this process's without the proxies. */
@@ -79,8 +85,9 @@ export class InProcessBridge extends BridgeLines implements AsyncDisposable {
       "--",
       ...(typeof upstream === "function" ? ["in-process-upstream"] : upstream),
     ];
-    const cli = parseCommandLine(argv, envOf(extra.env));
-    if (cli.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
+    const parsed = parseCommandLine(argv, envOf(extra.env));
+    if (parsed.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
+    const cli = { ...parsed, limits: { ...parsed.limits, ...extra.limits } };
     if (typeof upstream === "function" && cli.protocol === "auto") {
       // Its fallback would start the placeholder command: a factory speaks 2026-07-28 only.
       throw new Error("--protocol auto needs an upstream command or URL, not a factory");
@@ -118,6 +125,11 @@ export class InProcessBridge extends BridgeLines implements AsyncDisposable {
   /** The log lines so far, as the process writes them to stderr. */
   get stderr(): string {
     return this.#log.join("");
+  }
+
+  /** The log lines so far, one entry each. */
+  get logs(): readonly string[] {
+    return this.#log;
   }
 
   /** Every byte that the bridge wrote to its output so far, as text. */

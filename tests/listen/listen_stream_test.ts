@@ -10,7 +10,6 @@ import { streamFilter } from "../../lib/listen/listen_stream.ts";
 import { FakeTime } from "../fake_time.ts";
 import { RAW_SERVER } from "../process/helpers.ts";
 import { waitFor } from "../wait.ts";
-import { startFrontend } from "../frontend/harness.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
 import { ChildStderr } from "../frontend/in_process_tools.ts";
 import { inProcessTransport } from "../frontend/v1_client.ts";
@@ -27,16 +26,15 @@ Deno.test("stream filter: the declared lists and every subscribed URI", () => {
 type Obj = Record<string, unknown>;
 
 Deno.test("lost streams: a new stream after each loss, for as long as they fail, the waits doubling to the maximum", async () => {
-  const t = startFrontend(
-    { listen_backoff_ms: 20, listen_max_backoff_ms: 40 },
-    RAW_SERVER("listen"),
-  );
+  await using t = new InProcessBridge(["--log-level", "debug"], RAW_SERVER("listen"), {
+    limits: { listen_backoff_ms: 20, listen_max_backoff_ms: 40 },
+  });
   await t.initialize();
   // The first stream and the next five end before their acknowledgment; the seventh lives.
   await t.call("n", "next_listen", { what: "end", count: 6 });
   await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  deepStrictEqual((await t.next()).method, "notifications/tools/list_changed");
-  deepStrictEqual((await t.next()).method, "notifications/prompts/list_changed");
+  deepStrictEqual((await t.next())?.method, "notifications/tools/list_changed");
+  deepStrictEqual((await t.next())?.method, "notifications/prompts/list_changed");
   const state = (await t.call("l", "listens")).at(-1)!.result as Obj;
   strictEqual(((state.structuredContent as Obj).filters as unknown[]).length, 7);
   deepStrictEqual(
@@ -46,42 +44,40 @@ Deno.test("lost streams: a new stream after each loss, for as long as they fail,
     ["20 ms", "40 ms", "40 ms", "40 ms", "40 ms", "40 ms"],
   );
   ok(!t.logs.some((l) => l.includes("waiting for a change")), t.logs.join("\n"));
-  strictEqual(await t.close(), 0);
+  strictEqual(await t.exit(), 0);
 });
 
 Deno.test("no acknowledgment in the limit: the stream is canceled and a new one opens after a wait", async () => {
-  const t = startFrontend(
-    { listen_backoff_ms: 20, listen_ack_timeout_ms: 100 },
-    RAW_SERVER("listen"),
-  );
+  await using t = new InProcessBridge(["--log-level", "debug"], RAW_SERVER("listen"), {
+    limits: { listen_backoff_ms: 20, listen_ack_timeout_ms: 100 },
+  });
   await t.initialize();
   await t.call("n", "next_listen", { what: "silent" });
   await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   // The second stream acknowledges: one event per declared list.
-  deepStrictEqual((await t.next()).method, "notifications/tools/list_changed");
-  deepStrictEqual((await t.next()).method, "notifications/prompts/list_changed");
+  deepStrictEqual((await t.next())?.method, "notifications/tools/list_changed");
+  deepStrictEqual((await t.next())?.method, "notifications/prompts/list_changed");
   const state = (await t.call("l", "listens")).at(-1)!.result as Obj;
   const s = state.structuredContent as Obj;
   deepStrictEqual([(s.filters as unknown[]).length, (s.cancelled as unknown[]).length], [2, 1]);
   assertSomeIncludes(t.logs, "no acknowledgment in 100 ms");
-  strictEqual(await t.close(), 0);
+  strictEqual(await t.exit(), 0);
 });
 
 Deno.test("a stream that lives the healthy time after its acknowledgment resets the wait (fake time)", async () => {
   const time = new FakeTime();
-  const t = startFrontend(
-    {
-      listen_backoff_ms: 20,
-      listen_max_backoff_ms: 1000,
-      listen_healthy_ms: 300,
-    },
-    RAW_SERVER("listen"),
-    time,
-  );
+  await using t = new InProcessBridge(["--log-level", "debug"], RAW_SERVER("listen"), {
+    clock: time,
+    limits: { listen_backoff_ms: 20, listen_max_backoff_ms: 1000, listen_healthy_ms: 300 },
+  });
   await t.initialize();
   await t.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  await t.next(); // the events of the first acknowledgment
-  await t.next();
+  const acknowledged = async () =>
+    deepStrictEqual([(await t.next())?.method, (await t.next())?.method], [
+      "notifications/tools/list_changed",
+      "notifications/prompts/list_changed",
+    ]);
+  await acknowledged(); // the events of the first acknowledgment
   const waits = () =>
     t.logs.filter((l) => l.includes("a new stream opens in")).map((l) =>
       l.split(" in ").at(-1)!.trim()
@@ -95,15 +91,14 @@ Deno.test("a stream that lives the healthy time after its acknowledgment resets 
     await time.tick(wait - 1);
     strictEqual(waits().length, before + 1);
     await time.tick(1);
-    await t.next(); // the events of the new stream's acknowledgment
-    await t.next();
+    await acknowledged(); // the events of the new stream's acknowledgment
   };
   await lose("a"); // short life: 20 ms
   await lose("b"); // short life: 40 ms
   await time.tick(300); // this stream lives the healthy time
   await lose("c");
   deepStrictEqual(waits(), ["20 ms", "40 ms", "20 ms"]);
-  strictEqual(await t.close(), 0);
+  strictEqual(await t.exit(), 0);
 });
 
 // The listen stream (M3) on the wire: the bridge of the command line in process, a raw upstream.
@@ -123,29 +118,8 @@ async function start(mode = "listen", command = RAW_SERVER(mode)): Promise<InPro
   return bridge;
 }
 
-/** Messages until the response of `id`, which is returned last. */
-async function until(bridge: InProcessBridge, id: unknown): Promise<Obj[]> {
-  const out: Obj[] = [];
-  for (;;) {
-    const msg = await bridge.next();
-    if (msg === null) throw new Error(`no response for ${id}: ${bridge.stderr}`);
-    out.push(msg);
-    if (msg.id === id && !("method" in msg)) return out;
-  }
-}
-
-async function call(
-  bridge: InProcessBridge,
-  id: unknown,
-  name: string,
-  args: Obj = {},
-): Promise<Obj[]> {
-  await bridge.request(id as string, "tools/call", { name, arguments: args });
-  return await until(bridge, id);
-}
-
 async function listens(bridge: InProcessBridge, id: string): Promise<Obj> {
-  const msgs = await call(bridge, id, "listens");
+  const msgs = await bridge.call(id, "listens");
   return (msgs.at(-1)!.result as Obj).structuredContent as Obj;
 }
 
@@ -165,7 +139,7 @@ Deno.test("events: four methods only, without the subscription id; updated needs
   await using bridge = await start();
   await bridge.next();
   await bridge.next();
-  const msgs = await call(bridge, 2, "emit", {
+  const msgs = await bridge.call(2, "emit", {
     events: [
       { method: "notifications/tools/list_changed", params: { _meta: { "com.example/k": 1 } } },
       { method: "notifications/resources/updated", params: {} },
@@ -201,13 +175,13 @@ Deno.test("subscribe and unsubscribe: a new stream with all URIs, {} at its ackn
   await bridge.next();
   await bridge.next();
   await bridge.request(2, "resources/subscribe", { uri: "x://a" });
-  deepStrictEqual(await until(bridge, 2), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+  deepStrictEqual(await bridge.until(2), [{ jsonrpc: "2.0", id: 2, result: {} }]);
   await bridge.request(3, "resources/subscribe", { uri: "x://a" }); // held: at once
-  deepStrictEqual(await until(bridge, 3), [{ jsonrpc: "2.0", id: 3, result: {} }]);
+  deepStrictEqual(await bridge.until(3), [{ jsonrpc: "2.0", id: 3, result: {} }]);
   await bridge.request(4, "resources/unsubscribe", { uri: "x://none" });
-  deepStrictEqual(await until(bridge, 4), [{ jsonrpc: "2.0", id: 4, result: {} }]);
+  deepStrictEqual(await bridge.until(4), [{ jsonrpc: "2.0", id: 4, result: {} }]);
   await bridge.request(5, "resources/subscribe", {});
-  deepStrictEqual(((await until(bridge, 5))[0]!.error as Obj).code, -32602);
+  deepStrictEqual(((await bridge.until(5))[0]!.error as Obj).code, -32602);
   const state = await listens(bridge, "l");
   deepStrictEqual(state.filters, [
     { toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: [] },
@@ -215,7 +189,7 @@ Deno.test("subscribe and unsubscribe: a new stream with all URIs, {} at its ackn
   ]);
   deepStrictEqual([state.open, (state.cancelled as unknown[]).length], [1, 1]);
   // The new stream serves the updates of the URI.
-  const msgs = await call(bridge, 6, "emit", {
+  const msgs = await bridge.call(6, "emit", {
     events: [{ method: "notifications/resources/updated", params: { uri: "x://a" } }],
   });
   deepStrictEqual(msgs[0], updated("x://a"));
@@ -225,19 +199,19 @@ Deno.test("a change whose stream fails keeps the old stream and URIs and gives t
   await using bridge = await start();
   await bridge.next();
   await bridge.next();
-  await call(bridge, 2, "next_listen", { what: "fail" });
+  await bridge.call(2, "next_listen", { what: "fail" });
   await bridge.request(3, "resources/subscribe", { uri: "x://b" });
-  deepStrictEqual((await until(bridge, 3)).at(-1), {
+  deepStrictEqual((await bridge.until(3)).at(-1), {
     jsonrpc: "2.0",
     id: 3,
     error: { code: -32010, message: "no stream now" },
   });
-  await call(bridge, 4, "next_listen", { what: "end" });
+  await bridge.call(4, "next_listen", { what: "end" });
   await bridge.request(5, "resources/subscribe", { uri: "x://b" });
-  const error = (await until(bridge, 5)).at(-1)!.error as Obj;
+  const error = (await bridge.until(5)).at(-1)!.error as Obj;
   deepStrictEqual(error.data, { cause: "invalid_response" });
   // The old stream still writes events; no URI was added.
-  const msgs = await call(bridge, 6, "emit", {
+  const msgs = await bridge.call(6, "emit", {
     events: [{ method: "notifications/tools/list_changed" }],
   });
   deepStrictEqual(msgs[0], TOOLS_CHANGED);
@@ -252,8 +226,8 @@ Deno.test("a lost stream: a new one after a wait, with one event per list and pe
   await bridge.next();
   await bridge.next();
   await bridge.request(2, "resources/subscribe", { uri: "x://a" });
-  await until(bridge, 2);
-  await call(bridge, 3, "end_listens");
+  await bridge.until(2);
+  await bridge.call(3, "end_listens");
   const gap = [await bridge.next(), await bridge.next(), await bridge.next()];
   deepStrictEqual(gap, [TOOLS_CHANGED, PROMPTS_CHANGED, updated("x://a")]);
   assertIncludes(bridge.stderr, "a new stream opens in 500 ms");
@@ -262,9 +236,9 @@ Deno.test("a lost stream: a new one after a wait, with one event per list and pe
 Deno.test("subscribe only: after the last unsubscribe the stream stops and none opens", async () => {
   await using bridge = await start("subonly");
   await bridge.request(2, "resources/subscribe", { uri: "x://a" });
-  deepStrictEqual((await until(bridge, 2)).at(-1), { jsonrpc: "2.0", id: 2, result: {} });
+  deepStrictEqual((await bridge.until(2)).at(-1), { jsonrpc: "2.0", id: 2, result: {} });
   await bridge.request(3, "resources/unsubscribe", { uri: "x://a" });
-  deepStrictEqual((await until(bridge, 3)).at(-1), { jsonrpc: "2.0", id: 3, result: {} });
+  deepStrictEqual((await bridge.until(3)).at(-1), { jsonrpc: "2.0", id: 3, result: {} });
   const state = await listens(bridge, "l");
   strictEqual(state.open, 0);
   deepStrictEqual((state.filters as Obj[]).map((f) => f.resourceSubscriptions), [[], ["x://a"]]);

@@ -111,6 +111,27 @@ export abstract class BridgeLines {
   }
 
   /**
+   * Every message until the response of `id`, which is the last: what came
+   * before it, in order (queued messages first). Throws at the end of the
+   * output or after `ms` without a message.
+   */
+  async until(id: number | string, ms = 10_000): Promise<Obj[]> {
+    const out: Obj[] = [];
+    for (;;) {
+      const msg = await this.next(ms);
+      if (msg === null) throw new Error(`no response for ${id}; stderr:\n${this.stderr}`);
+      out.push(msg);
+      if (msg.id === id && ("result" in msg || "error" in msg)) return out;
+    }
+  }
+
+  /** Calls the tool `name`, and gives every message until its response (see `until`). */
+  async call(id: number | string, name: string, args: Obj = {}): Promise<Obj[]> {
+    await this.request(id, "tools/call", { name, arguments: args });
+    return await this.until(id);
+  }
+
+  /**
    * Waits until a message matches, and takes it; the others stay queued in
    * order. Null at the end of the output or after `ms`.
    */

@@ -5,7 +5,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { connectMemoryLink } from "../../lib/upstream/memory.ts";
 import { buildServer, README_ICON } from "../../scripts/embed_server.ts";
-import { startFrontend } from "../frontend/harness.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
 import { waitFor } from "../wait.ts";
 
 const CLIENT = { clientInfo: { name: "t", version: "1" }, capabilities: {} };
@@ -50,7 +50,7 @@ Deno.test("memory link: the bridge gets a copy, never an object of the server", 
     server.registerTool("same", {}, () => shared);
     return server;
   };
-  const h = startFrontend({}, factory);
+  await using h = new InProcessBridge([], factory);
   await h.initialize();
   for (const id of ["a", "b"]) {
     const result = (await h.call(id, "same")).at(-1)!.result as { content: unknown[] };
@@ -58,7 +58,7 @@ Deno.test("memory link: the bridge gets a copy, never an object of the server", 
     assertEquals(result.content, [{ type: "text", text: '{"n":1}' }]);
   }
   assertEquals(shared.content.length, 0);
-  assertEquals(await h.close(), 0);
+  assertEquals(await h.exit(), 0);
 });
 
 Deno.test("memory link: a result that JSON cannot hold fails only its request", async () => {
@@ -79,34 +79,34 @@ Deno.test("memory link: a result that JSON cannot hold fails only its request", 
 });
 
 Deno.test("memory link under the front end: every icon stays, a list change comes before the result", async () => {
-  const h = startFrontend({}, buildServer);
+  await using h = new InProcessBridge([], buildServer);
   const init = await h.initialize();
   const capabilities = (init.result as { capabilities: Record<string, unknown> }).capabilities;
   assertEquals(capabilities.tools, { listChanged: true });
   await h.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   // The first acknowledgment of the listen stream gives one event per list.
-  const first = [await h.next(), await h.next(), await h.next()].map((m) => m.method);
+  const first = [await h.next(), await h.next(), await h.next()].map((m) => m?.method);
   assertEquals(first.sort(), [
     "notifications/prompts/list_changed",
     "notifications/resources/list_changed",
     "notifications/tools/list_changed",
   ]);
   await h.send({ jsonrpc: "2.0", id: "r", method: "resources/list" });
-  const list = (await h.untilId("r")).at(-1)!.result as { resources: { icons?: unknown }[] };
+  const list = (await h.until("r")).at(-1)!.result as { resources: { icons?: unknown }[] };
   assertEquals(list.resources[0]?.icons, [README_ICON]);
   const messages = await h.call("c", "add_tool", { name: "new_one" });
   assertEquals(messages.map((m) => m.method ?? "result"), [
     "notifications/tools/list_changed",
     "result",
   ]);
-  assertEquals(await h.close(), 0);
+  assertEquals(await h.exit(), 0);
 });
 
 Deno.test("memory link under the front end: a log message of a request reaches the client before its result", async () => {
-  const h = startFrontend({}, buildServer);
+  await using h = new InProcessBridge([], buildServer);
   await h.initialize();
   await h.send({ jsonrpc: "2.0", id: "l", method: "logging/setLevel", params: { level: "info" } });
-  await h.untilId("l");
+  await h.until("l");
   const messages = await h.call("c", "log", { note: "n1" });
   assertEquals(messages[0], {
     jsonrpc: "2.0",
@@ -114,21 +114,21 @@ Deno.test("memory link under the front end: a log message of a request reaches t
     params: { level: "info", logger: "example", data: { note: "n1" } },
   });
   assertEquals(messages.length, 2);
-  assertEquals(await h.close(), 0);
+  assertEquals(await h.exit(), 0);
 });
 
 Deno.test("memory link under the front end: a subscribed resource's update comes before the result of the call", async () => {
-  const h = startFrontend({}, buildServer);
+  await using h = new InProcessBridge([], buildServer);
   await h.initialize();
   await h.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-  for (let i = 0; i < 3; i++) await h.next(); // one event per list at the first acknowledgment
+  for (let i = 0; i < 3; i++) assert(await h.next()); // one event per list at the first acknowledgment
   await h.send({
     jsonrpc: "2.0",
     id: "s",
     method: "resources/subscribe",
     params: { uri: "example://readme" },
   });
-  assertEquals((await h.untilId("s")).at(-1)!.result, {});
+  assertEquals((await h.until("s")).at(-1)!.result, {});
   const messages = await h.call("t", "touch", { uri: "example://readme" });
   assertEquals(messages[0], {
     jsonrpc: "2.0",
@@ -136,7 +136,7 @@ Deno.test("memory link under the front end: a subscribed resource's update comes
     params: { uri: "example://readme" },
   });
   assertEquals(messages.length, 2);
-  assertEquals(await h.close(), 0);
+  assertEquals(await h.exit(), 0);
 });
 
 Deno.test("memory link: a bridge that holds its frames holds the server's sends (back pressure)", async () => {

@@ -2,7 +2,7 @@
  * The v1 SDK client (`@modelcontextprotocol/sdk`, as VS Code runs it) in
  * front of the bridge in the test's own process: a Transport over the
  * messages of an {@linkcode InProcessBridge}, in place of the stdio
- * transport of `bridgeTransport` (tests/process/helpers.ts) that starts the
+ * transport of `connectV1` (tests/process/helpers.ts) that starts the
  * bridge as a child. The messages are framed and read as the stdio transport
  * of the SDK does (`serializeMessage`, `deserializeMessage`).
  *
@@ -77,8 +77,8 @@ export class InProcessTransport implements Transport {
 }
 
 /**
- * The in-process counterpart of `bridgeTransport(upstream, options)` of
- * tests/process/helpers.ts: the same arguments, no child for the bridge.
+ * The in-process counterpart of the transport of `connectV1` of
+ * tests/process/helpers.ts: no child for the bridge.
  */
 export function inProcessTransport(
   upstream: Upstream,

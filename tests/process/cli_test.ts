@@ -66,7 +66,7 @@ Deno.test("a bad value of a limit flag: exit 2, one line naming the flag, then t
 });
 
 Deno.test("a normal session at the default log level leaves stderr empty", async () => {
-  await using bridge = new BridgeProcess([], MODERN_SERVER);
+  await using bridge = new BridgeProcess(["--", ...MODERN_SERVER]);
   await bridge.initialize();
   await bridge.request(2, "tools/call", { name: "echo", arguments: { text: "hi" } });
   strictEqual(typeof (await bridge.response(2)).result, "object");

@@ -7,9 +7,8 @@
  */
 
 import { strictEqual } from "node:assert/strict";
-import { runBridge } from "../fixtures/http_bridge.ts";
 import { assertExcludes, assertIncludes } from "../assert.ts";
-import { DENO, ROOT } from "./helpers.ts";
+import { DENO, ROOT, runBridge } from "./helpers.ts";
 
 const DEMO = [DENO, "run", `${ROOT}scripts/demo_server.ts`];
 

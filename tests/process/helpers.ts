@@ -1,9 +1,14 @@
 /**
- * Runs the real program over pipes: `deno run -P main.ts`, so the permission
- * set of deno.json is the one under test.
+ * Runs the real program over pipes: `deno run -P main.ts` with a whole
+ * command line, so the permission set of deno.json is the one under test.
+ * Three ways to talk to it: `BridgeProcess` (messages and raw lines; it reads
+ * only when the test does, so a test can stop reading), `connectV1` (the v1
+ * SDK client, as VS Code runs it) and `runBridge` (no input: exit code and
+ * output). Each gets the environment of `bridgeEnv`.
  */
 
 import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -14,18 +19,81 @@ export const RAW_SERVER = (
 ): string[] => [DENO, "run", "-A", `${ROOT}tests/fixtures/raw_server.ts`, mode];
 
 const enc = new TextEncoder();
+const dec = new TextDecoder();
 
-/** The transport of the v1 SDK client (as VS Code runs it) to the real bridge in front of `upstream`. */
-export function bridgeTransport(upstream: string[], options: string[] = []): StdioClientTransport {
-  return new StdioClientTransport({
+/** The arguments of `deno` that run the program with the command line `argv`. */
+const programArgs = (argv: string[]) => ["run", "-q", "-P", `${ROOT}main.ts`, ...argv];
+
+/** A token store of the tests only: a bridge of a test never writes to the user's config. */
+const TEST_CONFIG_HOME = Deno.makeTempDirSync({ prefix: "mcp-bridge-test-config-" });
+
+/**
+ * The environment of a bridge: the test's, without proxies, with its own
+ * config home, plus `env`. The process gets this one only (`clearEnv`).
+ */
+function bridgeEnv(env: Record<string, string> = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(Deno.env.toObject())) {
+    if (!/^(https?|no|all)_proxy$/i.test(name)) out[name] = value;
+  }
+  return { ...out, XDG_CONFIG_HOME: TEST_CONFIG_HOME, ...env };
+}
+
+/**
+ * The v1 SDK client (as VS Code runs it) connected through the real bridge of
+ * the command line `argv` (`["--", ...command]` for a child on stdio, or a URL).
+ */
+export async function connectV1(
+  argv: string[],
+  env?: Record<string, string>,
+  capabilities: Record<string, unknown> = { roots: {} },
+): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
+  const transport = new StdioClientTransport({
     command: DENO,
-    args: ["run", "-q", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
+    args: programArgs(argv),
     cwd: ROOT,
     stderr: "pipe",
+    env: bridgeEnv(env),
   });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Uint8Array | string) => {
+    stderr += typeof chunk === "string" ? chunk : dec.decode(chunk);
+  });
+  const client = new Client({ name: "vscode-like", version: "1.0.0" }, { capabilities });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+/** Runs the bridge of the command line `argv` with no input; its exit code and output. */
+export async function runBridge(
+  argv: string[],
+  env?: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await new Deno.Command(DENO, {
+    args: programArgs(argv),
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: bridgeEnv(env),
+    clearEnv: true,
+  }).output();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
 type Obj = Record<string, unknown>;
+
+/** How long `exit` of `BridgeProcess` waits for each line of the rest of the output. */
+const READ_REST_LIMIT_MS = 30_000;
+
+/** The peak resident memory of the process `pid` so far, in MB. */
+export function peakRssMb(pid: number): number {
+  // Deno asks for all permissions to read /proc directly; cat needs only run.
+  const status = dec.decode(
+    new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).outputSync().stdout,
+  );
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
 
 /**
  * The messages of a bridge over the lines of its input and output: what the
@@ -178,6 +246,15 @@ export abstract class BridgeLines {
     return response;
   }
 
+  /** Reads every message until the end of the output into the queue (see `queued`). */
+  protected async readRest(): Promise<void> {
+    for (;;) {
+      const line = await this.line(READ_REST_LIMIT_MS);
+      if (line === null) return;
+      this.#queue.push(JSON.parse(line));
+    }
+  }
+
   async closeInput(): Promise<void> {
     try {
       await this.#writer.close();
@@ -192,22 +269,39 @@ export abstract class BridgeLines {
   }
 }
 
-/** The bridge as a child process, with line access to its stdout. */
+/**
+ * The bridge of the command line `argv` as a child process, with the
+ * environment of `bridgeEnv` plus `env`. It reads its output only when the
+ * test does (a test that stops reading fills the pipe, as a client that does
+ * not read); `exit` reads the rest, so that `queued` and `stdout` are whole.
+ */
 export class BridgeProcess extends BridgeLines implements AsyncDisposable {
   readonly child: Deno.ChildProcess;
+  readonly #stdout: { text: string };
   #stderr = "";
   readonly #stderrDone: Promise<void>;
 
-  constructor(options: string[], upstream: string[]) {
+  constructor(argv: string[], env?: Record<string, string>) {
     const child = new Deno.Command(DENO, {
-      args: ["run", "-q", "-P", `${ROOT}main.ts`, ...options, "--", ...upstream],
+      args: programArgs(argv),
       cwd: ROOT,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
+      env: bridgeEnv(env),
+      clearEnv: true,
     }).spawn();
-    super(child.stdin, child.stdout);
+    const stdout = { text: "" };
+    const decoder = new TextDecoder();
+    const seen = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        stdout.text += decoder.decode(chunk, { stream: true });
+        controller.enqueue(chunk);
+      },
+    });
+    super(child.stdin, child.stdout.pipeThrough(seen));
     this.child = child;
+    this.#stdout = stdout;
     const stderr = child.stderr;
     this.#stderrDone = (async () => {
       for await (const text of stderr.pipeThrough(new TextDecoderStream())) this.#stderr += text;
@@ -219,9 +313,15 @@ export class BridgeProcess extends BridgeLines implements AsyncDisposable {
     return this.#stderr;
   }
 
-  /** Closes stdin and waits for the exit code. */
+  /** What the test read of its stdout so far: every byte, after `exit`. */
+  get stdout(): string {
+    return this.#stdout.text;
+  }
+
+  /** Closes stdin, reads the rest of the output into the queue, and gives the exit code. */
   async exit(): Promise<number> {
     await this.closeInput();
+    await this.readRest();
     const status = await this.child.status;
     await this.#stderrDone;
     return status.code;

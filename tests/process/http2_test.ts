@@ -7,11 +7,11 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { UrlBridge } from "../fixtures/http_bridge.ts";
 import { serveHttp2 } from "../fixtures/http2_upstream.ts";
 import { result, serveMcp } from "../fixtures/http_raw.ts";
 import { makeCertificates } from "../fixtures/http_tls.ts";
 import { sdkHandler } from "../fixtures/http_upstream.ts";
+import { BridgeProcess } from "./helpers.ts";
 
 const certificates = await makeCertificates();
 const tls = { cert: certificates.cert, key: certificates.key };
@@ -23,7 +23,7 @@ Deno.test("http2: 64 calls in flight to an upstream that offers HTTP/2 use at mo
     allowHTTP1: true,
   });
   try {
-    await using bridge = new UrlBridge(["--ca-file", certificates.caFile, upstream.url]);
+    await using bridge = new BridgeProcess(["--ca-file", certificates.caFile, upstream.url]);
     ok("result" in await bridge.initialize(), bridge.stderr);
     for (let id = 1; id <= 64; id++) {
       await bridge.request(id, "tools/call", { name: "echo", arguments: { text: `n${id}` } });
@@ -46,7 +46,7 @@ Deno.test("http2: a server that speaks only HTTP/2 works", async () => {
   const handler = sdkHandler({ lean: true });
   await using upstream = await serveHttp2((request) => handler.fetch(request), tls);
   try {
-    await using bridge = new UrlBridge(["--ca-file", certificates.caFile, upstream.url]);
+    await using bridge = new BridgeProcess(["--ca-file", certificates.caFile, upstream.url]);
     ok("result" in await bridge.initialize(), bridge.stderr);
     await bridge.request(1, "tools/call", { name: "echo", arguments: { text: "h2 only" } });
     deepStrictEqual((await bridge.response(1)).result, {
@@ -66,7 +66,7 @@ Deno.test("http2: a TLS server that refuses HTTP/2 is spoken to over HTTP/1.1", 
     http1Only: true,
   });
   try {
-    await using bridge = new UrlBridge(["--ca-file", certificates.caFile, upstream.url]);
+    await using bridge = new BridgeProcess(["--ca-file", certificates.caFile, upstream.url]);
     ok("result" in await bridge.initialize(), bridge.stderr);
     for (let id = 1; id <= 8; id++) {
       await bridge.request(id, "tools/call", { name: "echo", arguments: { text: `n${id}` } });
@@ -90,7 +90,7 @@ Deno.test("http: localhost reaches a server bound to 127.0.0.1 only", async () =
   );
   const url = new URL(upstream.url);
   url.hostname = "localhost";
-  await using bridge = new UrlBridge([url.href]);
+  await using bridge = new BridgeProcess([url.href]);
   ok("result" in await bridge.initialize(), bridge.stderr);
   await bridge.request(1, "tools/call", { name: "x", arguments: {} });
   deepStrictEqual((await bridge.response(1)).result, { content: [{ type: "text", text: "v4" }] });

@@ -9,9 +9,9 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { runBridge, UrlBridge } from "../fixtures/http_bridge.ts";
 import { serveMcp } from "../fixtures/http_raw.ts";
 import { HELP_POINTER } from "../../lib/cli/usage.ts";
+import { BridgeProcess, runBridge } from "./helpers.ts";
 
 const SECRET_URL = "https://example.invalid/mcp/secret-path?key=sekrit-query";
 
@@ -43,7 +43,7 @@ Deno.test("cli: a flag that parseArgs refuses is exit 2 with a reason of ours, n
 
 Deno.test("http: a proxy variable that is not a URL gives connect_failed; nothing is sent", async () => {
   await using upstream = serveMcp(() => undefined);
-  await using bridge = new UrlBridge([upstream.url], { HTTP_PROXY: "http://[not a proxy" });
+  await using bridge = new BridgeProcess([upstream.url], { HTTP_PROXY: "http://[not a proxy" });
   const init = await bridge.initialize();
   deepStrictEqual((init.error as { data: unknown }).data, { cause: "connect_failed" });
   strictEqual(upstream.seen.length, 0);

@@ -10,9 +10,9 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { UrlBridge } from "../fixtures/http_bridge.ts";
 import type { RawMessage } from "../fixtures/http_raw.ts";
 import { DISCOVER_RESULT } from "../fixtures/raw_tcp.ts";
+import { BridgeProcess } from "./helpers.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -74,7 +74,7 @@ Deno.test("http: a flood of 3,000 pings on the listen stream never has more than
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   try {
-    await using bridge = new UrlBridge([url]);
+    await using bridge = new BridgeProcess([url]);
     ok("result" in await bridge.initialize(), bridge.stderr);
     await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     while (answered < PINGS / 3) await sleep(20);

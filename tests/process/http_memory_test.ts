@@ -5,18 +5,10 @@
  */
 
 import { deepStrictEqual, ok } from "node:assert/strict";
-import { UrlBridge } from "../fixtures/http_bridge.ts";
 import { serveMcp } from "../fixtures/http_raw.ts";
+import { BridgeProcess, peakRssMb } from "./helpers.ts";
 
 const MIB = 1024 * 1024;
-
-/** The peak resident memory of a process (Linux; /proc needs more than the read permission). */
-async function peakRss(pid: number): Promise<number> {
-  const out = await new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).output();
-  const status = new TextDecoder().decode(out.stdout);
-  const kb = Number(/VmHWM:\s+(\d+)\s+kB/.exec(status)?.[1]);
-  return kb * 1024;
-}
 
 /** A body of `total` bytes made 1 MiB at a time, as the socket takes them. */
 function hugeBody(
@@ -64,9 +56,9 @@ Deno.test({
       );
       return new Response(body, { headers: { "content-type": "text/event-stream" } });
     });
-    await using bridge = new UrlBridge(["--max-response-bytes", String(8 * MIB), upstream.url]);
+    await using bridge = new BridgeProcess(["--max-response-bytes", String(8 * MIB), upstream.url]);
     await bridge.initialize();
-    const base = await peakRss(bridge.child.pid);
+    const base = peakRssMb(bridge.child.pid) * MIB;
     for (const mode of ["json", "sse"] as const) {
       await bridge.request(mode, "tools/call", { name: "big", arguments: { mode } });
       const response = await bridge.response(mode, 30_000);
@@ -76,7 +68,7 @@ Deno.test({
       });
       ok(sent[mode].bytes < total / 4, `the server sent ${sent[mode].bytes} bytes of ${total}`);
     }
-    const peak = await peakRss(bridge.child.pid);
+    const peak = peakRssMb(bridge.child.pid) * MIB;
     ok(
       peak - base < 64 * MIB,
       `peak RSS ${Math.round(peak / MIB)} MiB, ${

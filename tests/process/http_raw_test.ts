@@ -7,12 +7,12 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { UrlBridge } from "../fixtures/http_bridge.ts";
 import { json, serveMcp } from "../fixtures/http_raw.ts";
+import { BridgeProcess } from "./helpers.ts";
 
 const SECRETS = ["secret-path", "sekrit-query", "header-value-s3cr3t"];
 
-function assertNoSecret(bridge: UrlBridge): void {
+function assertNoSecret(bridge: BridgeProcess): void {
   const all = bridge.stdout + bridge.stderr;
   for (const secret of SECRETS) ok(!all.includes(secret), `the output holds ${secret}:\n${all}`);
 }
@@ -54,7 +54,7 @@ Deno.test("http: a body that is not valid JSON, a 2xx that is not JSON or SSE, a
       error: { code: -32020, message: "header mismatch" },
     }, 400);
   });
-  await using bridge = new UrlBridge([...ARGS, upstream.url], ENV);
+  await using bridge = new BridgeProcess([...ARGS, upstream.url], ENV);
   await bridge.initialize();
   const call = async (id: number, mode: string) => {
     await bridge.request(id, "tools/call", { name: "x", arguments: { mode } });

@@ -8,8 +8,8 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { connectV1 } from "../fixtures/http_bridge.ts";
 import { serveSdk } from "../fixtures/http_upstream.ts";
+import { connectV1 } from "./helpers.ts";
 
 /** The bridge must never print the path or the query of the URL. */
 function assertNoSecret(text: string): void {

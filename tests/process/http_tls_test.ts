@@ -5,9 +5,9 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { UrlBridge } from "../fixtures/http_bridge.ts";
 import { result, serveMcp } from "../fixtures/http_raw.ts";
 import { makeCertificates, serveConnectProxy } from "../fixtures/http_tls.ts";
+import { BridgeProcess } from "./helpers.ts";
 
 const certificates = await makeCertificates();
 const tls = { cert: certificates.cert, key: certificates.key };
@@ -18,7 +18,7 @@ const echo = (m: { method?: string; id?: unknown }) =>
 
 Deno.test("tls: an upstream with a certificate of a test CA is refused without --ca-file", async () => {
   await using upstream = serveMcp(echo, undefined, undefined, tls);
-  await using bridge = new UrlBridge([upstream.url]);
+  await using bridge = new BridgeProcess([upstream.url]);
   const init = await bridge.initialize();
   deepStrictEqual((init.error as { data: unknown }).data, {
     cause: "discover_failed",
@@ -30,7 +30,7 @@ Deno.test("tls: an upstream with a certificate of a test CA is refused without -
 
 Deno.test("tls: with --ca-file the same upstream works", async () => {
   await using upstream = serveMcp(echo, undefined, undefined, tls);
-  await using bridge = new UrlBridge(["--ca-file", certificates.caFile, upstream.url]);
+  await using bridge = new BridgeProcess(["--ca-file", certificates.caFile, upstream.url]);
   ok("result" in await bridge.initialize(), bridge.stderr);
   await bridge.request(1, "tools/call", { name: "x", arguments: {} });
   deepStrictEqual((await bridge.response(1)).result, {
@@ -43,7 +43,7 @@ Deno.test("proxy: HTTPS_PROXY carries the requests through a CONNECT tunnel; NO_
   await using upstream = serveMcp(echo, undefined, undefined, tls);
   await using proxy = serveConnectProxy();
   {
-    await using bridge = new UrlBridge(["--ca-file", certificates.caFile, upstream.url], {
+    await using bridge = new BridgeProcess(["--ca-file", certificates.caFile, upstream.url], {
       HTTPS_PROXY: proxy.url,
     });
     ok("result" in await bridge.initialize(), bridge.stderr);
@@ -56,7 +56,7 @@ Deno.test("proxy: HTTPS_PROXY carries the requests through a CONNECT tunnel; NO_
   const before = proxy.tunnels.length;
   const seen = upstream.seen.length;
   {
-    await using bridge = new UrlBridge(["--ca-file", certificates.caFile, upstream.url], {
+    await using bridge = new BridgeProcess(["--ca-file", certificates.caFile, upstream.url], {
       HTTPS_PROXY: proxy.url,
       NO_PROXY: "127.0.0.1",
     });
@@ -70,7 +70,7 @@ Deno.test("proxy: HTTPS_PROXY carries the requests through a CONNECT tunnel; NO_
 Deno.test("tls: a --ca-file without a valid certificate is exit 2", async () => {
   const bad = `${certificates.dir}/bad.pem`;
   await Deno.writeTextFile(bad, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
-  await using bridge = new UrlBridge(["--ca-file", bad, "https://127.0.0.1:9/mcp"]);
+  await using bridge = new BridgeProcess(["--ca-file", bad, "https://127.0.0.1:9/mcp"]);
   strictEqual(await bridge.exit(), 2);
   ok(bridge.stderr.includes(bad), bridge.stderr);
 });

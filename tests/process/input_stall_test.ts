@@ -19,7 +19,7 @@ import {
 } from "../input/raw_rounds.ts";
 
 async function start(): Promise<BridgeProcess> {
-  const bridge = new BridgeProcess([], RAW_SERVER("ok"));
+  const bridge = new BridgeProcess(["--", ...RAW_SERVER("ok")]);
   await bridge.initialize(FORM_CAPS);
   return bridge;
 }

@@ -1,16 +1,11 @@
 /** The v1 SDK client, as VS Code runs it, through the real bridge to real upstream servers. */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { bridgeTransport, MODERN_SERVER, RAW_SERVER } from "./helpers.ts";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { connectV1, MODERN_SERVER, RAW_SERVER } from "./helpers.ts";
 
 async function connect(upstream: string[], options: string[] = []): Promise<Client> {
-  const transport = bridgeTransport(upstream, options);
-  const client = new Client({ name: "vscode-like", version: "1.0.0" }, {
-    capabilities: { roots: {} },
-  });
-  await client.connect(transport);
-  return client;
+  return (await connectV1([...options, "--", ...upstream])).client;
 }
 
 // With `--protocol auto` a 2026-07-28 upstream gets the modern path, unchanged.

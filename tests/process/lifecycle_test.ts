@@ -11,7 +11,7 @@ import { BridgeProcess, DENO, MODERN_SERVER } from "./helpers.ts";
 import { waitFor } from "../wait.ts";
 
 Deno.test("the end of the input cancels requests in flight without responses and stops the child; exit 0", async () => {
-  await using bridge = new BridgeProcess([], MODERN_SERVER);
+  await using bridge = new BridgeProcess(["--", ...MODERN_SERVER]);
   await bridge.initialize();
   await bridge.request(2, "tools/call", { name: "slow", arguments: { ms: 10000 } });
   await waitFor("the slow call upstream", () => bridge.stderr.includes("fixture: slow started"));
@@ -48,7 +48,7 @@ Deno.test("exit code 2 for arguments that are not valid, with a one-line reason 
 });
 
 Deno.test("SIGTERM ends the session as the end of the input does: the child stops too", async () => {
-  await using bridge = new BridgeProcess([], MODERN_SERVER);
+  await using bridge = new BridgeProcess(["--", ...MODERN_SERVER]);
   await bridge.initialize();
   await bridge.request(2, "tools/call", { name: "slow", arguments: { ms: 10000 } });
   await waitFor("the slow call upstream", () => bridge.stderr.includes("fixture: slow started"));

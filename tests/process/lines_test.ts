@@ -8,7 +8,7 @@ function cause(msg: Record<string, unknown> | null): unknown {
 }
 
 Deno.test("invalid JSON, invalid UTF-8, deep nesting and bad shapes get the table's errors with the scanned id", async () => {
-  await using bridge = new BridgeProcess(["--max-line-bytes", "4096"], MODERN_SERVER);
+  await using bridge = new BridgeProcess(["--max-line-bytes", "4096", "--", ...MODERN_SERVER]);
   await bridge.writeRaw('{"jsonrpc":"2.0","id":11,"method":"ping",,}\n');
   let msg = await bridge.next();
   deepStrictEqual([msg?.id, cause(msg), (msg?.error as { code: number }).code], [
@@ -65,7 +65,7 @@ Deno.test("invalid JSON, invalid UTF-8, deep nesting and bad shapes get the tabl
 });
 
 Deno.test("a too-long line gets line_too_long with the id from its head or its tail; b- ids get nothing", async () => {
-  await using bridge = new BridgeProcess(["--max-line-bytes", "1000"], MODERN_SERVER);
+  await using bridge = new BridgeProcess(["--max-line-bytes", "1000", "--", ...MODERN_SERVER]);
   const pad = "x".repeat(3000);
   await bridge.writeRaw(
     `{"jsonrpc":"2.0","id":"head","method":"tools/call","params":{"p":"${pad}"}}\n`,
@@ -96,7 +96,7 @@ Deno.test("a too-long line gets line_too_long with the id from its head or its t
 });
 
 Deno.test("robustness: random bytes, random JSON, deep nesting and long lines at random chunk boundaries", async () => {
-  await using bridge = new BridgeProcess(["--max-line-bytes", "2048"], MODERN_SERVER);
+  await using bridge = new BridgeProcess(["--max-line-bytes", "2048", "--", ...MODERN_SERVER]);
   let seed = 7;
   const r = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const enc = new TextEncoder();

@@ -9,13 +9,12 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { connectV1, runBridge, UrlBridge } from "../fixtures/http_bridge.ts";
 import { visit } from "../fixtures/auth/browser.ts";
 import { writeBrowserScript } from "../fixtures/auth/browser_script.ts";
 import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { startProvider } from "../fixtures/auth/provider.ts";
 import { freePort } from "../auth/harness.ts";
-import { DENO, ROOT } from "./helpers.ts";
+import { BridgeProcess, connectV1, DENO, ROOT, runBridge } from "./helpers.ts";
 
 async function storeEntry(store: string): Promise<{
   tokens: { accessToken: string; refreshToken: string; expiresAt: number };
@@ -149,7 +148,7 @@ Deno.test("process: login --no-browser prints the start URL on stderr; a failed 
 Deno.test("process: a needed new sign-in in the sandbox is sandbox; its log line names login and the origin only", async () => {
   const w = await setup();
   try {
-    await using bridge = new UrlBridge(w.args, { ...w.env, SANDBOX_RUNTIME: "1" });
+    await using bridge = new BridgeProcess(w.args, { ...w.env, SANDBOX_RUNTIME: "1" });
     const response = await bridge.initialize();
     const error = response.error as { message: string; data?: { cause?: string } };
     strictEqual(error.data?.cause, "sandbox");

@@ -7,8 +7,8 @@
 
 import { waitFor } from "../wait.ts";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { UrlBridge } from "../fixtures/http_bridge.ts";
 import { serveRaw } from "../fixtures/http_upstream.ts";
+import { BridgeProcess } from "./helpers.ts";
 
 type Json = Record<string, unknown>;
 
@@ -137,7 +137,7 @@ function newState(mode: RawState["mode"] = "sessions"): RawState {
   return { mode, expired: false, gets: 0, deletes: [], posts: [] };
 }
 
-async function call(bridge: UrlBridge, id: string, name: string) {
+async function call(bridge: BridgeProcess, id: string, name: string) {
   await bridge.request(id, "tools/call", { name, arguments: {} });
   return await bridge.response(id);
 }
@@ -147,7 +147,7 @@ const causeOf = (response: Json) => (response.error as { data: Json } | undefine
 Deno.test("pass-through over HTTP: session, protocol version, GET stream, limits, DELETE at the end", async () => {
   const state = newState();
   await using upstream = legacyServer(state);
-  await using bridge = new UrlBridge(
+  await using bridge = new BridgeProcess(
     [
       "--protocol",
       "auto",
@@ -215,7 +215,7 @@ Deno.test("pass-through over HTTP: session, protocol version, GET stream, limits
 Deno.test("pass-through over HTTP: a 404 for the session fails the requests with closed", async () => {
   const state = newState();
   await using upstream = legacyServer(state);
-  await using bridge = new UrlBridge(["--protocol", "auto", upstream.url]);
+  await using bridge = new BridgeProcess(["--protocol", "auto", upstream.url]);
   await bridge.initialize({});
   await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   ok((await call(bridge, "c-1", "expire")).result);
@@ -229,7 +229,7 @@ Deno.test("pass-through over HTTP: a 404 for the session fails the requests with
 Deno.test("auto over HTTP: a 404 whose body is not JSON-RPC and asks for no session stays discover_failed", async () => {
   const state = newState("html404");
   await using upstream = legacyServer(state);
-  await using bridge = new UrlBridge(["--protocol", "auto", upstream.url]);
+  await using bridge = new BridgeProcess(["--protocol", "auto", upstream.url]);
   const init = await bridge.initialize({});
   deepStrictEqual(causeOf(init), { cause: "discover_failed", detail: "HTTP status 404" });
   strictEqual(state.posts.filter((p) => p.message.method === "initialize").length, 0);

@@ -8,7 +8,6 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { UrlBridge } from "../fixtures/http_bridge.ts";
 import { writeBrowserScript } from "../fixtures/auth/browser_script.ts";
 import {
   type HostileFault,
@@ -18,14 +17,7 @@ import {
 } from "../fixtures/auth/hostile_server.ts";
 import { freePort } from "../auth/harness.ts";
 import { waitFor } from "../wait.ts";
-
-/** The peak resident memory of a process, in MB. */
-function peakMb(pid: number): number {
-  const status = new TextDecoder().decode(
-    new Deno.Command("cat", { args: [`/proc/${pid}/status`] }).outputSync().stdout,
-  );
-  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
+import { BridgeProcess, peakRssMb } from "./helpers.ts";
 
 /** True once the server has no open connection; false after `ms`. */
 function closed(server: { open(): number }, ms: number): Promise<boolean> {
@@ -50,7 +42,7 @@ async function signInAgainst(
   const server = startHostile(fault, options.overrides, options.issuer);
   const dir = await Deno.makeTempDir({ prefix: "auth-hostile-" });
   try {
-    const bridge = new UrlBridge([
+    const bridge = new BridgeProcess([
       server.url,
       "--token-store",
       `${dir}/store`,
@@ -67,7 +59,13 @@ async function signInAgainst(
       ok(response, `no answer to initialize; stderr:\n${bridge.stderr}`);
       const error = response.error as Outcome["error"];
       ok(error, JSON.stringify(response));
-      await check({ error, ms, peakMb: peakMb(bridge.child.pid), server, stderr: bridge.stderr });
+      await check({
+        error,
+        ms,
+        peakMb: peakRssMb(bridge.child.pid),
+        server,
+        stderr: bridge.stderr,
+      });
     } finally {
       await bridge[Symbol.asyncDispose]();
     }

@@ -8,7 +8,6 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { connectV1, runBridge, UrlBridge } from "../fixtures/http_bridge.ts";
 import { visit } from "../fixtures/auth/browser.ts";
 import { writeBrowserScript } from "../fixtures/auth/browser_script.ts";
 import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
@@ -16,6 +15,7 @@ import { type ProviderOptions, startProvider } from "../fixtures/auth/provider.t
 import type { RunningResource } from "../fixtures/auth/resource.ts";
 import { freePort } from "../auth/harness.ts";
 import { waitFor } from "../wait.ts";
+import { BridgeProcess, connectV1, runBridge } from "./helpers.ts";
 
 interface E2E {
   readonly provider: Awaited<ReturnType<typeof startProvider>>;
@@ -213,7 +213,7 @@ Deno.test("process: logout revokes and removes the tokens and the client", async
 Deno.test("process: SANDBOX_RUNTIME=1 fails initialize at once with sandbox", async () => {
   const w = await world();
   try {
-    await using bridge = new UrlBridge(w.args, { ...w.env, SANDBOX_RUNTIME: "1" });
+    await using bridge = new BridgeProcess(w.args, { ...w.env, SANDBOX_RUNTIME: "1" });
     const response = await bridge.initialize();
     const error = response.error as { message: string };
     ok(error.message.includes("sandbox of VS Code"), error.message);
@@ -226,7 +226,7 @@ Deno.test("process: SANDBOX_RUNTIME=1 fails initialize at once with sandbox", as
 Deno.test("process: the time limit during initialize is sign_in_timeout with the seconds", async () => {
   const w = await world();
   try {
-    await using bridge = new UrlBridge(
+    await using bridge = new BridgeProcess(
       [...w.args, "--sign-in-timeout", "1", "--discover-timeout", "1"],
       { ...w.env, AUTH_BROWSER_MODE: "idle" },
     );
@@ -243,7 +243,7 @@ Deno.test("process: the time limit during initialize is sign_in_timeout with the
 Deno.test("process: --no-browser logs the start URL and starts no browser", async () => {
   const w = await world();
   try {
-    await using bridge = new UrlBridge([...w.args, "--no-browser"], w.env);
+    await using bridge = new BridgeProcess([...w.args, "--no-browser"], w.env);
     const init = bridge.initialize();
     const url = await waitFor(
       "the start URL in the log",

@@ -57,10 +57,14 @@ Deno.test({
   name: "an upstream that stops reading and ignores SIGTERM: the end of the input still stops it",
   ignore: !linux,
   async fn() {
-    await using bridge = new BridgeProcess(
-      ["--shutdown-grace", "0.3", "--stop-grace", "0.3"],
-      STUBBORN("--ignore-term"),
-    );
+    await using bridge = new BridgeProcess([
+      "--shutdown-grace",
+      "0.3",
+      "--stop-grace",
+      "0.3",
+      "--",
+      ...STUBBORN("--ignore-term"),
+    ]);
     await bridge.initialize();
     const pid = await upstreamPid(bridge, 2);
     await using _ = killLater(pid);
@@ -88,7 +92,7 @@ Deno.test({
   name: "an upstream that closes its stdout and runs on: closed for what is in flight and later",
   ignore: !linux,
   async fn() {
-    await using bridge = new BridgeProcess(["--stop-grace", "0.3"], STUBBORN());
+    await using bridge = new BridgeProcess(["--stop-grace", "0.3", "--", ...STUBBORN()]);
     await bridge.initialize();
     const pid = await upstreamPid(bridge, 2);
     await using _ = killLater(pid);

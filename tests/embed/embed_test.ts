@@ -11,7 +11,7 @@ import { Client as ModernClient } from "@modelcontextprotocol/client";
 import { buildServer, exampleOptions } from "../../scripts/embed_server.ts";
 import { LineSplitter } from "../process/helpers.ts";
 import { within } from "../wait.ts";
-import { StreamTransport } from "./stream_transport.ts";
+import { StreamTransport } from "../stream_transport.ts";
 
 type Obj = Record<string, unknown>;
 

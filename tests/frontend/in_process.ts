@@ -71,55 +71,94 @@ function envOf(env: Record<string, string> = {}): (name: string) => string | und
       : Deno.env.get(name);
 }
 
-/** The bridge of `options` (flags of the command line) in front of `upstream`, in this process. */
+/** A bridge started in this process: its streams, its log lines and its end. */
+export interface InProcessStart {
+  readonly frontend: Frontend;
+  /** The bridge's input: the client writes here. */
+  readonly input: WritableStream<Uint8Array>;
+  /** The bridge's output: the client reads here. It ends when the bridge ends. */
+  readonly output: ReadableStream<Uint8Array>;
+  /** The log lines so far, as the process writes them to stderr. */
+  readonly log: readonly string[];
+  /** The exit code that `frontend.run` resolves with. */
+  readonly exitCode: Promise<number>;
+}
+
+/**
+ * Starts the bridge of `options` (flags of the command line) in front of
+ * `upstream`, in this process, as `lib/cli/run.ts` wires the program. Its
+ * output is queued without a bound (as a pipe that the test reads later), and
+ * every chunk goes to `see` as it is written.
+ */
+export function startInProcess(
+  options: string[],
+  upstream: Upstream,
+  extra: InProcessOptions = {},
+  see?: (chunk: Uint8Array) => void,
+): InProcessStart {
+  const argv = typeof upstream === "string" ? [...options, upstream] : [
+    ...options,
+    "--",
+    ...(typeof upstream === "function" ? ["in-process-upstream"] : upstream),
+  ];
+  const parsed = parseCommandLine(argv, envOf(extra.env));
+  if (parsed.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
+  const cli = { ...parsed, limits: { ...parsed.limits, ...extra.limits } };
+  if (typeof upstream === "function" && cli.protocol === "auto") {
+    // Its fallback would start the placeholder command: a factory speaks 2026-07-28 only.
+    throw new Error("--protocol auto needs an upstream command or URL, not a factory");
+  }
+  const log: string[] = [];
+  const input = new TransformStream<Uint8Array, Uint8Array>();
+  const output = new TransformStream<Uint8Array, Uint8Array>(
+    {
+      transform: (chunk, controller) => {
+        see?.(chunk);
+        controller.enqueue(chunk);
+      },
+    },
+    undefined,
+    { highWaterMark: Infinity },
+  );
+  const wired = bridgeOptions(cli, {
+    log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => log.push(line)),
+    output: output.writable,
+  });
+  const frontend = new Frontend({
+    ...wired,
+    ...(typeof upstream === "function" && { connect: () => connectMemoryLink(upstream) }),
+    ...(extra.clock && { clock: extra.clock }),
+  });
+  const exitCode = frontend.run(input.readable);
+  return { frontend, input: input.writable, output: output.readable, log, exitCode };
+}
+
+/**
+ * The bridge of `options` (flags of the command line) in front of
+ * `upstream`, in this process (`startInProcess`), read as messages.
+ */
 export class InProcessBridge extends BridgeLines implements AsyncDisposable {
   readonly frontend: Frontend;
   /** The exit code that `frontend.run` resolves with. */
   readonly exitCode: Promise<number>;
-  readonly #log: string[];
+  readonly #log: readonly string[];
   readonly #stdout: string[];
 
   constructor(options: string[], upstream: Upstream, extra: InProcessOptions = {}) {
-    const argv = typeof upstream === "string" ? [...options, upstream] : [
-      ...options,
-      "--",
-      ...(typeof upstream === "function" ? ["in-process-upstream"] : upstream),
-    ];
-    const parsed = parseCommandLine(argv, envOf(extra.env));
-    if (parsed.kind !== "run") throw new Error(`not a command line of the bridge: ${options}`);
-    const cli = { ...parsed, limits: { ...parsed.limits, ...extra.limits } };
-    if (typeof upstream === "function" && cli.protocol === "auto") {
-      // Its fallback would start the placeholder command: a factory speaks 2026-07-28 only.
-      throw new Error("--protocol auto needs an upstream command or URL, not a factory");
-    }
-    const log: string[] = [];
     const stdout: string[] = [];
     const decoder = new TextDecoder();
-    const input = new TransformStream<Uint8Array, Uint8Array>();
-    // Every chunk is kept as it is written; no back pressure (a queue without a bound).
-    const output = new TransformStream<Uint8Array, Uint8Array>(
-      {
-        transform: (chunk, controller) => {
-          stdout.push(decoder.decode(chunk, { stream: true }));
-          controller.enqueue(chunk);
-        },
-      },
-      undefined,
-      { highWaterMark: Infinity },
+    // Every chunk is kept as it is written, for the scans for secrets.
+    const started = startInProcess(
+      options,
+      upstream,
+      extra,
+      (chunk) => stdout.push(decoder.decode(chunk, { stream: true })),
     );
-    super(input.writable, output.readable);
-    this.#log = log;
+    super(started.input, started.output);
+    this.frontend = started.frontend;
+    this.exitCode = started.exitCode;
+    this.#log = started.log;
     this.#stdout = stdout;
-    const wired = bridgeOptions(cli, {
-      log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => log.push(line)),
-      output: output.writable,
-    });
-    this.frontend = new Frontend({
-      ...wired,
-      ...(typeof upstream === "function" && { connect: () => connectMemoryLink(upstream) }),
-      ...(extra.clock && { clock: extra.clock }),
-    });
-    this.exitCode = this.frontend.run(input.readable);
   }
 
   /** The log lines so far, as the process writes them to stderr. */

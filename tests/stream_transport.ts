@@ -1,18 +1,25 @@
 /**
- * A client transport of the SDKs (v1 and v2) over the byte streams of
- * `serveStdio`: one JSON line a message, as their stdio transports write
- * over a child's stdin and stdout. It has no `stderr` and `pid`, so the SDK
- * v2 client probes on this connection (no sibling process).
+ * A client transport of the SDKs (v1 and v2) over a server's byte streams
+ * (the streams of `serveStdio`, or of the bridge in the test's process): one
+ * JSON line a message, written and read as the v1 SDK's stdio transport does
+ * over a child's stdin and stdout (`serializeMessage`, `deserializeMessage`:
+ * a line that is not a JSON-RPC message goes to `onerror`, and reading goes
+ * on). It has no `stderr` and `pid`, so the SDK v2 client probes on this
+ * connection (no sibling process).
  *
  * @module
  */
 
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { LineSplitter } from "../process/helpers.ts";
-import { within } from "../wait.ts";
+import { LineSplitter } from "./process/helpers.ts";
+import { within } from "./wait.ts";
 
 const enc = new TextEncoder();
+
+/** How long `close` waits for the end of the server's output. */
+const CLOSE_LIMIT_MS = 15_000;
 
 /** The client's end of one stdio connection served in the test's process. */
 export class StreamTransport implements Transport {
@@ -33,7 +40,16 @@ export class StreamTransport implements Transport {
     const lines = this.#output.pipeThrough(new TextDecoderStream()).pipeThrough(new LineSplitter());
     this.#reading = (async () => {
       try {
-        for await (const line of lines) this.onmessage?.(JSON.parse(line));
+        for await (const line of lines) {
+          let message: JSONRPCMessage;
+          try {
+            message = deserializeMessage(line);
+          } catch (error) {
+            this.onerror?.(error as Error);
+            continue;
+          }
+          this.onmessage?.(message);
+        }
       } catch (error) {
         this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       }
@@ -43,12 +59,12 @@ export class StreamTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return this.#writer.write(enc.encode(JSON.stringify(message) + "\n"));
+    return this.#writer.write(enc.encode(serializeMessage(message)));
   }
 
   /** Ends the server's input (the end of stdin) and waits for the end of its output. */
   async close(): Promise<void> {
     await this.#writer.close().catch(() => {});
-    await within(this.#reading, 15_000, "the end of the server's output");
+    await within(this.#reading, CLOSE_LIMIT_MS, "the end of the server's output");
   }
 }

@@ -23,8 +23,10 @@ export interface LegacyHttpServer extends Upstream {
 }
 
 /**
- * Serves revision 2025-11-25: tools/call of `fail` gets HTTP 500, of `expire`
- * ends the session (each later request gets 404); another name gets a text.
+ * Serves revision 2025-11-25: a request other than initialize without the
+ * session gets the v1 SDK's 400 (the sign of an older server); tools/call of
+ * `fail` gets HTTP 500, of `expire` ends the session (each later request gets
+ * 404); another name gets a text.
  */
 export function serveLegacy(): LegacyHttpServer {
   const requests: LegacyRequest[] = [];
@@ -45,6 +47,13 @@ export function serveLegacy(): LegacyHttpServer {
           serverInfo: { name: "raw-http", version: "1" },
         },
       }, { headers: { "mcp-session-id": SESSION } });
+    }
+    if (request.headers.get("mcp-session-id") !== SESSION) {
+      return Response.json({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Bad Request: Server not initialized" },
+        id: null,
+      }, { status: 400 });
     }
     if (expired) {
       return Response.json({

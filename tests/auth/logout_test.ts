@@ -49,7 +49,7 @@ function authorizationServer(revocation = true, status = 200) {
 
 /** A store in a new directory with `entry` (if any) for SERVER; the logout's log lines. */
 async function logout(
-  entry: ServerEntry,
+  entry: ServerEntry | undefined,
 ): Promise<{ code: number; lines: string[]; after: ServerEntry }> {
   const dir = await Deno.makeTempDir({ prefix: "logout-test-" });
   try {

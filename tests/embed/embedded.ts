@@ -94,7 +94,7 @@ export function isModernRejection(message: Obj | undefined): boolean {
 }
 
 /** A tools/call of revision 2026-07-28. */
-export const modernCall = (id: unknown, name: string, args: Obj = {}) => ({
+export const modernCall = (id: unknown, name: string, args: Obj = {}): Obj => ({
   jsonrpc: "2.0",
   id,
   method: "tools/call",

@@ -57,10 +57,19 @@ export type Started =
 /** The longest detail that a log line quotes. */
 const MAX_DETAIL_CHARS = 200;
 
+/** `text` on one line, cut at 200 characters. */
+function oneLine(text: string): string {
+  // deno-lint-ignore no-control-regex
+  const line = text.replaceAll(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  return line.length > MAX_DETAIL_CHARS ? `${line.slice(0, MAX_DETAIL_CHARS)}...` : line;
+}
+
 /**
- * `cause: detail` of an error of the start, for the log line: the client's
- * `data.cause` and `data.detail` (which hold no secret and no URL: the error
- * table's rule), the detail on one line and cut at 200 characters.
+ * `cause: detail` of an error of the start, for the log line and the doctor
+ * report: the client's `data.cause` and `data.detail` (which hold no secret
+ * and no URL: the error table's rule), the detail on one line and cut at 200
+ * characters. An error without a cause is the upstream server's own, which
+ * the client gets unchanged: `error <code>: <message>`.
  *
  * @example
  * ```ts
@@ -72,12 +81,9 @@ const MAX_DETAIL_CHARS = 200;
  */
 export function failureSummary(error: BridgeError): string {
   const data = error.data as { cause?: unknown; detail?: unknown } | undefined;
-  const cause = typeof data?.cause === "string" ? data.cause : "internal";
-  if (typeof data?.detail !== "string" || data.detail.trim() === "") return cause;
-  // deno-lint-ignore no-control-regex
-  let detail = data.detail.replaceAll(/[\u0000-\u001f\u007f]+/g, " ").trim();
-  if (detail.length > MAX_DETAIL_CHARS) detail = `${detail.slice(0, MAX_DETAIL_CHARS)}...`;
-  return `${cause}: ${detail}`;
+  if (typeof data?.cause !== "string") return `error ${error.code}: ${oneLine(error.message)}`;
+  if (typeof data.detail !== "string" || data.detail.trim() === "") return data.cause;
+  return `${data.cause}: ${oneLine(data.detail)}`;
 }
 
 /** The upstream client of the start on a link. */

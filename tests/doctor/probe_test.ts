@@ -18,7 +18,7 @@ import type { Connect } from "../../lib/upstream/link.ts";
 import { connectMemoryLink } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { buildServer } from "../../scripts/embed_server.ts";
-import { result, serveMcp } from "../fixtures/http_raw.ts";
+import { json, result, serveMcp } from "../fixtures/http_raw.ts";
 
 async function probe(
   connect: Connect,
@@ -107,6 +107,27 @@ Deno.test("probe: a remote server: icons of the server dropped, a list read page
   deepStrictEqual(
     Object.keys(seen[0]!.client as object).sort(),
     Object.keys(VSCODE_CLIENT.capabilities).sort(),
+  );
+});
+
+Deno.test("probe: a list that the server answers with a JSON-RPC error is a break with its code and message", async () => {
+  await using upstream = serveMcp((m) => {
+    if (m.method === "tools/list") {
+      return json({
+        jsonrpc: "2.0",
+        id: m.id,
+        error: { code: -32001, message: "index not ready" },
+      });
+    }
+    return undefined;
+  });
+  const { ready, lines } = await probe(() =>
+    createHttpLink({ url: new URL(upstream.url), maxResponseBytes: 1 << 20 })
+  );
+  strictEqual(ready, true);
+  strictEqual(
+    lines.at(-1),
+    "break tools/list failed (error -32001: index not ready): VS Code shows an error for it.",
   );
 });
 

@@ -221,3 +221,12 @@ Deno.test("failureSummary: the cause alone without a detail", () => {
     "timeout: method: x, limit: 1 s",
   );
 });
+
+Deno.test("failureSummary: an error of the upstream server (no cause) is its code and message, on one line", () => {
+  strictEqual(
+    failureSummary(BridgeError.passthrough({ code: -32001, message: "index\nnot ready" })),
+    "error -32001: index not ready",
+  );
+  const long = failureSummary(BridgeError.passthrough({ code: 1, message: "x".repeat(500) }));
+  strictEqual(long, `error 1: ${"x".repeat(200)}...`);
+});

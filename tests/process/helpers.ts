@@ -24,8 +24,21 @@ const dec = new TextDecoder();
 /** The arguments of `deno` that run the program with the command line `argv`. */
 const programArgs = (argv: string[]) => ["run", "-q", "-P", `${ROOT}main.ts`, ...argv];
 
-/** A token store of the tests only: a bridge of a test never writes to the user's config. */
-const TEST_CONFIG_HOME = Deno.makeTempDirSync({ prefix: "mcp-bridge-test-config-" });
+/**
+ * The config home of the bridges of this test module (a token store of the
+ * tests only: a bridge of a test never writes to the user's config). Made at
+ * the first bridge and removed when the module ends, so that the modules
+ * that import this file for its readers alone leave nothing behind.
+ */
+let testConfigHome: string | undefined;
+function configHome(): string {
+  if (testConfigHome === undefined) {
+    const dir = Deno.makeTempDirSync({ prefix: "mcp-bridge-test-config-" });
+    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+    testConfigHome = dir;
+  }
+  return testConfigHome;
+}
 
 /**
  * The environment of a bridge: the test's, without proxies, with its own
@@ -36,7 +49,7 @@ function bridgeEnv(env: Record<string, string> = {}): Record<string, string> {
   for (const [name, value] of Object.entries(Deno.env.toObject())) {
     if (!/^(https?|no|all)_proxy$/i.test(name)) out[name] = value;
   }
-  return { ...out, XDG_CONFIG_HOME: TEST_CONFIG_HOME, ...env };
+  return { ...out, XDG_CONFIG_HOME: configHome(), ...env };
 }
 
 /**

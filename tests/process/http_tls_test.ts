@@ -74,7 +74,3 @@ Deno.test("tls: a --ca-file without a valid certificate is exit 2", async () => 
   strictEqual(await bridge.exit(), 2);
   ok(bridge.stderr.includes(bad), bridge.stderr);
 });
-
-globalThis.addEventListener("unload", () => {
-  Deno.removeSync(certificates.dir, { recursive: true });
-});

@@ -8,18 +8,15 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { type InitializeContext, initializeUpstream } from "../../lib/frontend/initialize_step.ts";
 import { ReadySession } from "../../lib/frontend/ready.ts";
-import { PendingTable } from "../../lib/input/pending.ts";
-import type { JsonObject, Message } from "../../lib/jsonrpc/message.ts";
+import type { JsonObject } from "../../lib/jsonrpc/message.ts";
 import { connectLegacyHttp } from "../../lib/legacy/http_link.ts";
 import { PassThrough } from "../../lib/legacy/passthrough.ts";
-import { SILENT_LOGGER } from "../../lib/log.ts";
-import { DEFAULT_LIMITS } from "../../lib/settings/limits.ts";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import type { Connect } from "../../lib/upstream/link.ts";
 import { connectMemoryLink } from "../../lib/upstream/memory.ts";
-import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { buildServer } from "../../scripts/embed_server.ts";
-import { serveLegacy } from "../legacy/legacy_http_server.ts";
+import { serveLegacy } from "../fixtures/legacy_http_server.ts";
+import { initializeContext } from "./initialize_context.ts";
 
 const PARAMS: JsonObject = {
   protocolVersion: "2025-11-25",
@@ -27,24 +24,9 @@ const PARAMS: JsonObject = {
   clientInfo: { name: "Visual Studio Code", version: "1.99.0" },
 };
 
-function context(connect: Connect, extra: Partial<InitializeContext> = {}): InitializeContext {
-  const written: Message[] = [];
-  return {
-    profile: VSCODE_PROFILE,
-    limits: DEFAULT_LIMITS,
-    log: SILENT_LOGGER,
-    fallback: { name: "fallback", version: "0.0.0" },
-    connect,
-    params: PARAMS,
-    signal: new AbortController().signal,
-    pending: new PendingTable(VSCODE_PROFILE.request_id_prefix),
-    write: (message) => void written.push(message),
-    hold: () => undefined,
-    nextElicitationId: () => "e-1",
-    logLevel: () => undefined,
-    ...extra,
-  };
-}
+/** The context of a VS Code client that declared form elicitation. */
+const context = (connect: Connect, extra: Partial<InitializeContext> = {}) =>
+  initializeContext(connect, { params: PARAMS, ...extra });
 
 Deno.test("initializeUpstream: a server of revision 2026-07-28 gives a ReadySession and the profile's initialize result", async () => {
   const started = await initializeUpstream(context(() => connectMemoryLink(buildServer)));

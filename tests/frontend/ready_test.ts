@@ -9,18 +9,15 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { initializeUpstream } from "../../lib/frontend/initialize_step.ts";
 import type { Ready } from "../../lib/frontend/ready.ts";
-import { PendingTable } from "../../lib/input/pending.ts";
 import type { Json, JsonObject, Message } from "../../lib/jsonrpc/message.ts";
-import { SILENT_LOGGER } from "../../lib/log.ts";
-import { DEFAULT_LIMITS } from "../../lib/settings/limits.ts";
 import type { BridgeError } from "../../lib/errors/errors.ts";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import type { Connect } from "../../lib/upstream/link.ts";
 import { connectMemoryLink } from "../../lib/upstream/memory.ts";
 import type { TokenSource } from "../../lib/upstream/token_source.ts";
-import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { buildServer } from "../../scripts/embed_server.ts";
 import { serveMcp } from "../fixtures/http_raw.ts";
+import { initializeContext } from "./initialize_context.ts";
 
 /** The ready state of `connect` for a client with `capabilities`, and what it wrote. */
 async function readyOf(
@@ -28,24 +25,14 @@ async function readyOf(
   capabilities: JsonObject = {},
 ): Promise<{ ready: Ready; written: Message[] } & AsyncDisposable> {
   const written: Message[] = [];
-  const started = await initializeUpstream({
-    profile: VSCODE_PROFILE,
-    limits: DEFAULT_LIMITS,
-    log: SILENT_LOGGER,
-    fallback: { name: "fallback", version: "0.0.0" },
-    connect,
+  const started = await initializeUpstream(initializeContext(connect, {
     params: {
       protocolVersion: "2025-11-25",
       capabilities,
       clientInfo: { name: "t", version: "1" },
     },
-    signal: new AbortController().signal,
-    pending: new PendingTable(VSCODE_PROFILE.request_id_prefix),
     write: (message) => void written.push(message),
-    hold: () => undefined,
-    nextElicitationId: () => "e-1",
-    logLevel: () => undefined,
-  });
+  }));
   if (started.kind !== "ready") throw new Error(`not ready: ${started.kind}`);
   const ready = started.ready as Ready;
   return {

@@ -12,7 +12,7 @@ import { connectLegacyHttp } from "../../lib/legacy/http_link.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 import { waitFor } from "../wait.ts";
-import { serveLegacy, SESSION } from "./legacy_http_server.ts";
+import { serveLegacy, SESSION } from "../fixtures/legacy_http_server.ts";
 
 const INIT = {
   protocolVersion: "2025-11-25",

@@ -10,7 +10,7 @@ import { legacyConnect } from "../../lib/legacy/wiring.ts";
 import type { Connect } from "../../lib/upstream/link.ts";
 import type { TokenSource } from "../../lib/upstream/token_source.ts";
 import { waitFor } from "../wait.ts";
-import { serveLegacy } from "./legacy_http_server.ts";
+import { serveLegacy } from "../fixtures/legacy_http_server.ts";
 
 const spawn: Connect = () => Promise.reject(new Error("the command is not started here"));
 

@@ -7,20 +7,16 @@
 
 import { waitFor } from "../wait.ts";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { serveRaw } from "../fixtures/http_upstream.ts";
+import {
+  type LegacyHttpServer,
+  type LegacyRequest,
+  serveLegacy,
+  SESSION,
+} from "../fixtures/legacy_http_server.ts";
 import { BridgeProcess } from "./helpers.ts";
 
 type Json = Record<string, unknown>;
 
-interface RawState {
-  mode: "sessions" | "html404";
-  expired: boolean;
-  gets: number;
-  deletes: Headers[];
-  posts: { headers: Headers; message: Json }[];
-}
-
-const SESSION = "sess-0123";
 const LIMIT = 2000;
 const enc = new TextEncoder();
 
@@ -44,98 +40,39 @@ function sse(events: unknown[], end: boolean): ReadableStream<Uint8Array> {
   });
 }
 
-function legacyServer(state: RawState) {
-  return serveRaw((request, body) => {
-    if (request.method === "GET") {
-      state.gets++;
-      return new Response(null, { status: 405 });
-    }
-    if (request.method === "DELETE") {
-      state.deletes.push(request.headers);
-      return new Response(null, { status: 200 });
-    }
-    const message = JSON.parse(body) as Json;
-    state.posts.push({ headers: request.headers, message });
-    const { id, method } = message;
-    const session = request.headers.get("mcp-session-id");
-    if (method !== "initialize" && session !== SESSION) {
-      if (state.mode === "html404") {
-        return new Response("<html>Not Found</html>", {
-          status: 404,
-          headers: { "content-type": "text/html" },
-        });
-      }
-      return Response.json({
-        jsonrpc: "2.0",
-        error: { code: -32000, message: "Bad Request: Server not initialized" },
-        id: null,
-      }, { status: 400 });
-    }
-    if (method === "initialize") {
-      return Response.json({
-        jsonrpc: "2.0",
-        id,
-        result: {
-          protocolVersion: "2025-06-18",
-          capabilities: { tools: {} },
-          serverInfo: {
-            name: "raw-http",
-            version: "1",
-            icons: [{ src: "https://example.com/i.png" }, { src: "data:image/png;base64,AA==" }],
-          },
-        },
-      }, { headers: { "mcp-session-id": SESSION } });
-    }
-    if (state.expired) {
-      return Response.json({
-        jsonrpc: "2.0",
-        error: { code: -32001, message: "Session not found" },
-        id: null,
-      }, { status: 404 });
-    }
-    if (id === undefined) return new Response(null, { status: 202 });
-    const name = (message.params as Json).name;
-    const result = (text: string) => ({
-      jsonrpc: "2.0",
-      id,
-      result: { content: [{ type: "text", text }] },
-    });
-    const stream = { headers: { "content-type": "text/event-stream" } };
-    switch (name) {
-      case "big": {
-        const head = JSON.stringify(result("x".repeat(LIMIT * 2))).slice(0, LIMIT + 500);
-        return new Response(endless(head), {
-          headers: { "content-type": "application/json" },
-        });
-      }
-      case "big_event":
-        return new Response(sse([result("y".repeat(LIMIT * 2))], false), stream);
-      case "events": {
-        // Each event under the limit, together over it.
-        const progress = (n: number) => ({
-          jsonrpc: "2.0",
-          method: "notifications/message",
-          params: { level: "info", data: "z".repeat(LIMIT / 2) + n },
-        });
-        return new Response(
-          sse([progress(1), progress(2), result("done")], true),
-          stream,
-        );
-      }
-      case "cut":
-        return new Response(sse([], true), stream);
-      case "expire":
-        state.expired = true;
-        return Response.json(result("expired"));
-      default:
-        return Response.json(result(`called ${name}`));
-    }
+/** The tools of the limit checks: bodies over `LIMIT`, and a stream that ends too soon. */
+function limitTools(name: string, id: unknown): Response | undefined {
+  const result = (text: string) => ({
+    jsonrpc: "2.0",
+    id,
+    result: { content: [{ type: "text", text }] },
   });
+  const stream = { headers: { "content-type": "text/event-stream" } };
+  switch (name) {
+    case "big": {
+      const head = JSON.stringify(result("x".repeat(LIMIT * 2))).slice(0, LIMIT + 500);
+      return new Response(endless(head), { headers: { "content-type": "application/json" } });
+    }
+    case "big_event":
+      return new Response(sse([result("y".repeat(LIMIT * 2))], false), stream);
+    case "events": {
+      // Each event under the limit, together over it.
+      const progress = (n: number) => ({
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: "z".repeat(LIMIT / 2) + n },
+      });
+      return new Response(sse([progress(1), progress(2), result("done")], true), stream);
+    }
+    case "cut":
+      return new Response(sse([], true), stream);
+  }
+  return undefined;
 }
 
-function newState(mode: RawState["mode"] = "sessions"): RawState {
-  return { mode, expired: false, gets: 0, deletes: [], posts: [] };
-}
+/** The POSTs that the server saw, with their messages. */
+const postsOf = (upstream: LegacyHttpServer) =>
+  upstream.requests.filter((r) => r.method === "POST") as (LegacyRequest & { message: Json })[];
 
 async function call(bridge: BridgeProcess, id: string, name: string) {
   await bridge.request(id, "tools/call", { name, arguments: {} });
@@ -145,8 +82,10 @@ async function call(bridge: BridgeProcess, id: string, name: string) {
 const causeOf = (response: Json) => (response.error as { data: Json } | undefined)?.data;
 
 Deno.test("pass-through over HTTP: session, protocol version, GET stream, limits, DELETE at the end", async () => {
-  const state = newState();
-  await using upstream = legacyServer(state);
+  await using upstream = serveLegacy({
+    icons: [{ src: "https://example.com/i.png" }, { src: "data:image/png;base64,AA==" }],
+    tool: limitTools,
+  });
   await using bridge = new BridgeProcess(
     [
       "--protocol",
@@ -171,7 +110,7 @@ Deno.test("pass-through over HTTP: session, protocol version, GET stream, limits
     content: [{ type: "text", text: "called echo" }],
   });
   // The GET stream was asked for after initialized; 405 is a server without one.
-  await waitFor("the GET stream", () => state.gets >= 1);
+  await waitFor("the GET stream", () => upstream.requests.some((r) => r.method === "GET"));
 
   // A JSON body over the limit fails at once, though the body never ends.
   const big = await call(bridge, "c-2", "big");
@@ -191,30 +130,31 @@ Deno.test("pass-through over HTTP: session, protocol version, GET stream, limits
 
   // The sign: the body of the one refused server/discover (no second POST); then
   // initialize without a session.
-  const methods = state.posts.map((p) => p.message.method ?? "response");
+  const posts = postsOf(upstream);
+  const methods = posts.map((p) => p.message.method ?? "response");
   deepStrictEqual(methods.slice(0, 2), ["server/discover", "initialize"]);
-  strictEqual(state.posts[1]!.headers.get("mcp-session-id"), null);
-  for (const post of state.posts.slice(2)) {
+  strictEqual(posts[1]!.headers.get("mcp-session-id"), null);
+  for (const post of posts.slice(2)) {
     strictEqual(post.headers.get("mcp-session-id"), SESSION);
     strictEqual(post.headers.get("mcp-protocol-version"), "2025-06-18");
     strictEqual(post.headers.get("x-key"), "key-value");
     strictEqual(post.headers.get("accept-encoding"), "identity");
   }
   // The params of initialize: the client's, less tasks.
-  deepStrictEqual(state.posts[1]!.message.params, {
+  deepStrictEqual(posts[1]!.message.params, {
     protocolVersion: "2025-11-25",
     capabilities: { roots: {} },
     clientInfo: { name: "raw-test", version: "1" },
   });
   // The DELETE of the session at the end of the input.
-  strictEqual(state.deletes.length, 1);
-  strictEqual(state.deletes[0]!.get("mcp-session-id"), SESSION);
+  const deletes = upstream.requests.filter((r) => r.method === "DELETE");
+  strictEqual(deletes.length, 1);
+  strictEqual(deletes[0]!.headers.get("mcp-session-id"), SESSION);
   ok(!bridge.stderr.includes(upstream.url), "the URL is never logged");
 });
 
 Deno.test("pass-through over HTTP: a 404 for the session fails the requests with closed", async () => {
-  const state = newState();
-  await using upstream = legacyServer(state);
+  await using upstream = serveLegacy();
   await using bridge = new BridgeProcess(["--protocol", "auto", upstream.url]);
   await bridge.initialize({});
   await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
@@ -222,16 +162,15 @@ Deno.test("pass-through over HTTP: a 404 for the session fails the requests with
   strictEqual(causeOf(await call(bridge, "c-2", "echo"))?.cause, "closed");
   // Each later request too: the bridge does not initialize again behind the client.
   strictEqual(causeOf(await call(bridge, "c-3", "echo"))?.cause, "closed");
-  strictEqual(state.posts.filter((p) => p.message.method === "initialize").length, 1);
+  strictEqual(postsOf(upstream).filter((p) => p.message.method === "initialize").length, 1);
   strictEqual(await bridge.exit(), 1);
 });
 
 Deno.test("auto over HTTP: a 404 whose body is not JSON-RPC and asks for no session stays discover_failed", async () => {
-  const state = newState("html404");
-  await using upstream = legacyServer(state);
+  await using upstream = serveLegacy({ noSession: "html404" });
   await using bridge = new BridgeProcess(["--protocol", "auto", upstream.url]);
   const init = await bridge.initialize({});
   deepStrictEqual(causeOf(init), { cause: "discover_failed", detail: "HTTP status 404" });
-  strictEqual(state.posts.filter((p) => p.message.method === "initialize").length, 0);
+  strictEqual(postsOf(upstream).filter((p) => p.message.method === "initialize").length, 0);
   strictEqual(await bridge.exit(), 0);
 });

@@ -24,17 +24,10 @@ import {
   type RunningResource,
   startResource,
 } from "../fixtures/auth/resource.ts";
+import { freePort } from "../free_port.ts";
 
 /** A small poll time: a waiter sees a freed lock within 20 ms. */
 export const FAST_LOCK: LockTimes = { pollMs: 20 };
-
-/** A port that was free a moment ago. */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** Everything secret that crossed the wire, for the scan. */
 export class Secrets {

@@ -16,7 +16,7 @@ import { visit } from "../fixtures/auth/browser.ts";
 import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { startProvider } from "../fixtures/auth/provider.ts";
 import { waitFor } from "../wait.ts";
-import { freePort } from "./harness.ts";
+import { freePort } from "../free_port.ts";
 
 /** The sandbox of VS Code, in the environment of the login. */
 const SANDBOXED = (name: string) => name === "SANDBOX_RUNTIME" ? "1" : undefined;

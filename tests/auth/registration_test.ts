@@ -2,10 +2,11 @@
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { call, failsWith, setup } from "./harness.ts";
+import { freePort } from "../free_port.ts";
 
 Deno.test("CIMD: --client-metadata-url is the client ID, without a registration", async () => {
   const cimd = "https://client.example.test/mcp-bridge-vscode.json";
-  const port = (await import("./harness.ts")).freePort();
+  const port = freePort();
   const world = await setup({
     provider: {
       clients: [{
@@ -68,7 +69,7 @@ Deno.test("no registration possible is registration_unavailable", async () => {
 });
 
 Deno.test("--client-id with a wrong --client-issuer is issuer_not_registered; the right one signs in", async () => {
-  const port = (await import("./harness.ts")).freePort();
+  const port = freePort();
   const world = await setup({
     provider: {
       clients: [{

@@ -10,6 +10,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { writeBrowserScript } from "../fixtures/auth/browser_script.ts";
+import { freePort } from "../free_port.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const url = Deno.args.at(-1)!;
@@ -32,13 +33,9 @@ const args = [
   "--client-metadata-url",
   CIMD,
 ];
-// A redirect port that the OS just gave out, not the one derived from the URL: the scenarios
-// run side by side with other tests, and two derived ports (20000-31999) can meet.
-{
-  const free = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  args.push("--redirect-port", String((free.addr as Deno.NetAddr).port));
-  free.close();
-}
+// A free redirect port, not the one derived from the URL: the scenarios run side by side with
+// other tests, and two derived ports (20000-31999) can meet.
+args.push("--redirect-port", String(freePort()));
 const env: Record<string, string> = { ...Deno.env.toObject(), BROWSER: browser };
 if (context.client_id) {
   args.push("--client-id", context.client_id);

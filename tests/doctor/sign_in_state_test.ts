@@ -13,17 +13,10 @@ import type { AuthSettings } from "../../lib/auth/options.ts";
 import { type ServerEntry, serverKey, TokenStore } from "../../lib/auth/store.ts";
 import { Report } from "../../lib/doctor/report.ts";
 import { checkSignIn, type SignInState, StoredToken } from "../../lib/doctor/sign_in_state.ts";
+import { freePort } from "../free_port.ts";
 
 const URL_ = "https://mcp.example/mcp";
 const NO_ENV = () => undefined;
-
-/** A port that is free now (the OS picks it; closed at once). */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** checkSignIn on a fresh store dir (made by the store, 0700) holding `entry`, after `prepare`. */
 async function check(

@@ -13,7 +13,7 @@ import { visit } from "../fixtures/auth/browser.ts";
 import { writeBrowserScript } from "../fixtures/auth/browser_script.ts";
 import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { startProvider } from "../fixtures/auth/provider.ts";
-import { freePort } from "../auth/harness.ts";
+import { freePort } from "../free_port.ts";
 import { BridgeProcess, connectV1, DENO, ROOT, runBridge } from "./helpers.ts";
 
 async function storeEntry(store: string): Promise<{

@@ -15,7 +15,7 @@ import {
   type MetadataOverrides,
   startHostile,
 } from "../fixtures/auth/hostile_server.ts";
-import { freePort } from "../auth/harness.ts";
+import { freePort } from "../free_port.ts";
 import { waitFor } from "../wait.ts";
 import { BridgeProcess, peakRssMb } from "./helpers.ts";
 

@@ -13,7 +13,7 @@ import { writeBrowserScript } from "../fixtures/auth/browser_script.ts";
 import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { type ProviderOptions, startProvider } from "../fixtures/auth/provider.ts";
 import type { RunningResource } from "../fixtures/auth/resource.ts";
-import { freePort } from "../auth/harness.ts";
+import { freePort } from "../free_port.ts";
 import { waitFor } from "../wait.ts";
 import { BridgeProcess, connectV1, runBridge } from "./helpers.ts";
 

@@ -9,6 +9,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { serveMcp } from "../fixtures/http_raw.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
+import { freePort } from "../free_port.ts";
 
 function assertClean(text: string): void {
   for (const secret of ["secret-path", "sekrit-query", "v4lue-s3cr3t"]) {
@@ -51,10 +52,8 @@ Deno.test("cli: --allow-http accepts a plain http URL; a loopback http URL needs
 });
 
 Deno.test("http: a refused connection gives discover_failed with 'the connection failed'", async () => {
-  // A port with no server: take one and close it.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  // A port with no server.
+  const port = freePort();
   await using bridge = new InProcessBridge(
     [],
     `http://127.0.0.1:${port}/mcp/secret-path?key=sekrit-query`,

@@ -13,7 +13,7 @@ import { SILENT_LOGGER } from "../../lib/log.ts";
 import type { JsonObject, Message } from "../../lib/jsonrpc/message.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
-import { LineSplitter, MODERN_SERVER, RAW_SERVER } from "../process/helpers.ts";
+import { INITIALIZE_REQUEST, LineSplitter, MODERN_SERVER, RAW_SERVER } from "../process/helpers.ts";
 import { server } from "../fixtures/modern_server.ts";
 import { buildServer } from "../../scripts/embed_server.ts";
 import { waitFor } from "../wait.ts";
@@ -458,16 +458,7 @@ Deno.test("a throw in the handling of a request still gives its one response: -3
       },
     });
   const out = await session(scriptedLink(hostile), [
-    {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "c", version: "1" },
-      },
-    },
+    INITIALIZE_REQUEST,
     { jsonrpc: "2.0", id: 2, method: "tools/list" },
     { jsonrpc: "2.0", id: 3, method: "ping" },
   ]);

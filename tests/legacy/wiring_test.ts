@@ -11,6 +11,7 @@ import type { Connect } from "../../lib/upstream/link.ts";
 import type { TokenSource } from "../../lib/upstream/token_source.ts";
 import { waitFor } from "../wait.ts";
 import { serveLegacy } from "../fixtures/legacy_http_server.ts";
+import { INITIALIZE_REQUEST } from "../process/helpers.ts";
 
 const spawn: Connect = () => Promise.reject(new Error("the command is not started here"));
 
@@ -38,16 +39,7 @@ Deno.test("legacyConnect: for a URL, the 2025-11-25 link with the headers and th
   strictEqual(link.isRemote, true);
   // The link of the sign-in waits for the next sign-in of the source.
   ok(link.nextSignIn !== undefined);
-  await link.send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "t", version: "1" },
-    },
-  });
+  await link.send(INITIALIZE_REQUEST);
   await waitFor("the initialize result", () => frames.length === 1);
   const [post] = server.requests;
   strictEqual(post!.headers.get("x-key"), "k");

@@ -21,6 +21,18 @@ export const RAW_SERVER = (
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
+/** The initialize request of revision 2025-11-25, id 1, of a client that declares no capabilities. */
+export const INITIALIZE_REQUEST = Object.freeze({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "t", version: "1" },
+  },
+});
+
 /** The arguments of `deno` that run the program with the command line `argv`. */
 const programArgs = (argv: string[]) => ["run", "-q", "-P", `${ROOT}main.ts`, ...argv];
 

@@ -7,7 +7,7 @@
 import { strictEqual } from "node:assert/strict";
 import { serveMcp } from "../fixtures/http_raw.ts";
 import { assertExcludes, assertIncludes } from "../assert.ts";
-import { DENO, ROOT } from "./helpers.ts";
+import { DENO, INITIALIZE_REQUEST, ROOT } from "./helpers.ts";
 
 const dec = new TextDecoder();
 
@@ -24,16 +24,7 @@ async function initializeOnce(args: string[], env: Record<string, string> = {}) 
   }).spawn();
   const writer = child.stdin.getWriter();
   await writer.write(new TextEncoder().encode(
-    JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    }) + "\n",
+    JSON.stringify(INITIALIZE_REQUEST) + "\n",
   ));
   // The answer comes before the end of the input is read: wait for it, then close.
   const reader = child.stdout.getReader();

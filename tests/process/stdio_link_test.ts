@@ -4,7 +4,7 @@
  */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { BridgeProcess, DENO, ROOT } from "./helpers.ts";
+import { BridgeProcess, DENO, INITIALIZE_REQUEST, ROOT } from "./helpers.ts";
 import { waitFor, within } from "../wait.ts";
 
 const STUBBORN = (...args: string[]) => [
@@ -137,16 +137,7 @@ async function pidOver(
   const writer = child.stdin.getWriter();
   const lines = child.stdout.pipeThrough(new TextDecoderStream()).values();
   const send = (m: unknown) => writer.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-  await send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "t", version: "1" },
-    },
-  });
+  await send(INITIALIZE_REQUEST);
   let text = "";
   let asked = false;
   for await (const chunk of lines) {

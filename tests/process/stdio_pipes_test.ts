@@ -5,7 +5,7 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { DENO, MODERN_SERVER, ROOT } from "./helpers.ts";
+import { DENO, INITIALIZE_REQUEST, MODERN_SERVER, ROOT } from "./helpers.ts";
 
 const BRIDGE = ["run", "-q", "-P", `${ROOT}main.ts`, "--", ...MODERN_SERVER];
 
@@ -89,16 +89,7 @@ Deno.test("stdout and stderr as one pipe (2>&1): the responses and the log lines
   }).spawn();
   const writer = child.stdin.getWriter();
   const lines = [
-    {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    },
+    INITIALIZE_REQUEST,
     { jsonrpc: "2.0", method: "notifications/initialized" },
     {
       jsonrpc: "2.0",

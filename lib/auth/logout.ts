@@ -8,7 +8,8 @@
 
 import type { Logger } from "../log.ts";
 import { issuerMetadata } from "./discovery.ts";
-import { SignInHttp } from "./sign_in_fetch.ts";
+import { signInFetch, SignInHttp } from "./sign_in_fetch.ts";
+import type { FetchLike } from "@modelcontextprotocol/client";
 import { isSignInFailure } from "./failures.ts";
 import { openStore } from "./options.ts";
 import type { ServerEntry } from "./store.ts";
@@ -22,7 +23,7 @@ export interface LogoutCommand {
 /** The time limit of the requests of a logout. */
 const LOGOUT_LIMIT_MS = 60_000;
 
-async function revoke(entry: ServerEntry, log: Logger, fetchFn: typeof fetch): Promise<void> {
+async function revoke(entry: ServerEntry, log: Logger, fetchFn: FetchLike): Promise<void> {
   const { issuer, clientId, tokens } = entry;
   if (issuer === undefined || clientId === undefined || tokens === undefined) return;
   // The requests of the sign-in, with their limits; the whole logout waits one minute at most.
@@ -82,7 +83,7 @@ export async function runLogout(
   command: LogoutCommand,
   log: Logger,
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
-  fetchFn: typeof fetch = fetch,
+  fetchFn: FetchLike = signInFetch(undefined),
 ): Promise<number> {
   const store = await openStore(command, env);
   const entry = await store.read(command.url);

@@ -133,7 +133,7 @@ export class StepFetch {
       clearTimeout(timer);
       options.signal.removeEventListener("abort", onAbort);
     };
-    const base = options.fetch ?? fetch;
+    const base = options.fetch ?? defaultFetch();
     let response: Response;
     try {
       // Redirects are the caller's to follow (the SDK follows them within the origin).
@@ -203,6 +203,13 @@ export class StepFetch {
   }
 }
 
+let shared: FetchLike | undefined;
+
+/** The fetch of a sign-in given none: {@linkcode signInFetch} without `--ca-file`. */
+function defaultFetch(): FetchLike {
+  return shared ??= signInFetch(undefined);
+}
+
 /** The requests of one sign-in: one {@linkcode StepFetch} per step. */
 export class SignInHttp {
   readonly options: SignInHttpOptions;
@@ -220,8 +227,9 @@ export class SignInHttp {
 /**
  * A fetch with the HTTP clients of the link (`linkFetch` of
  * `upstream/post_transport.ts`: the CA certificates of `--ca-file`, the proxy
- * variables, HTTP/2 for https and HTTP/1.1 without reuse, so that fetch
- * never sends a token request twice).
+ * variables, HTTP/2 for https and HTTP/1.1 without reuse). Its requests go
+ * through `sendOnce` (`upstream/send_once.ts`): fetch never sends a token
+ * request, a registration or a revocation twice.
  */
 export function signInFetch(caCerts: readonly string[] | undefined): FetchLike {
   const http = linkFetch(caCerts === undefined ? {} : { caCerts });

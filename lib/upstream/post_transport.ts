@@ -18,11 +18,17 @@
  *   the server had read the request (a tool would run twice). A connection
  *   that is never reused is never resent on.
  *
+ * Whatever the client, a request is sent through `sendOnce`
+ * (`send_once.ts`): fetch never sends it twice, and it goes once more only
+ * when its failure proves that no byte of it left.
+ *
  * Redirects are left to the link, which follows them only within the
  * origin.
  *
  * @module
  */
+
+import { causeText, sendOnce } from "./send_once.ts";
 
 /** One POST: its header fields (without Host and Content-Length), its body and its signal. */
 export interface PostInit {
@@ -44,16 +50,6 @@ export interface FetchTransportOptions {
   readonly caCerts?: readonly string[];
   /** A debug line (it names no URL). */
   readonly debug?: (message: string) => void;
-}
-
-/** The text of an error and of its causes. */
-function causeText(error: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
-    parts.push(e.message);
-    e = e.cause;
-  }
-  return parts.join(" | ");
 }
 
 /** True for the failure of a TLS handshake whose server refused HTTP/2 (ALPN). */
@@ -112,23 +108,29 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
       poolMaxIdlePerHost: 0,
     });
   return {
-    async fetch(input, init) {
+    fetch(input, init) {
       const url = input instanceof URL ? input : new URL(input);
-      if (url.protocol === "https:" && !http1Only) {
+      /** The attempt in flight goes over HTTP/2. */
+      let overHttp2 = false;
+      return sendOnce(init, async (attemptInit) => {
+        overHttp2 = url.protocol === "https:" && !http1Only;
+        if (!overHttp2) return await fetch(url, { ...attemptInit, client: http1Client() });
         http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
-        try {
-          const response = await fetch(url, { ...init, client: http2 });
-          http2Spoken = true;
-          return response;
-        } catch (error) {
-          // Before any answer over HTTP/2, a server that does not speak it: no byte of
-          // a request of ours was read as one, so it goes once over HTTP/1.1.
-          if (!refusedHttp2(error) && (http2Spoken || !notHttp2Server(error))) throw error;
-          if (!http1Only) options.debug?.("the upstream server refused HTTP/2; using HTTP/1.1");
+        const response = await fetch(url, { ...attemptInit, client: http2 });
+        http2Spoken = true;
+        return response;
+      }, {
+        // Before any answer over HTTP/2, a server that does not speak it: no byte of a
+        // request of ours was read as one, so it goes once over HTTP/1.1.
+        fallback: (error) => {
+          if (!overHttp2 || http1Only) return false;
+          if (!refusedHttp2(error) && (http2Spoken || !notHttp2Server(error))) return false;
+          options.debug?.("the upstream server refused HTTP/2; using HTTP/1.1");
           http1Only = true;
-        }
-      }
-      return await fetch(url, { ...init, client: http1Client() });
+          return true;
+        },
+        ...(options.debug && { debug: options.debug }),
+      });
     },
     close: () => {
       if (closed) return;

@@ -34,7 +34,7 @@ export const INITIALIZE_REQUEST = Object.freeze({
 });
 
 /** The arguments of `deno` that run the program with the command line `argv`. */
-const programArgs = (argv: string[]) => ["run", "-q", "-P", `${ROOT}main.ts`, ...argv];
+export const programArgs = (argv: string[]) => ["run", "-q", "-P", `${ROOT}main.ts`, ...argv];
 
 /**
  * The config home of the bridges of this test module (a token store of the
@@ -56,7 +56,7 @@ function configHome(): string {
  * The environment of a bridge: the test's, without proxies, with its own
  * config home, plus `env`. The process gets this one only (`clearEnv`).
  */
-function bridgeEnv(env: Record<string, string> = {}): Record<string, string> {
+export function bridgeEnv(env: Record<string, string> = {}): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(Deno.env.toObject())) {
     if (!/^(https?|no|all)_proxy$/i.test(name)) out[name] = value;

@@ -29,14 +29,14 @@ const SEED = Number(Deno.env.get("FAULT_SEED") ?? Math.floor(Math.random() * 2 *
 // deno-lint-ignore no-console
 console.error(`fault injection seed: ${SEED} (FAULT_SEED=${SEED} replays it)`);
 
-/** The storm: each new connection draws one fault. */
+/** The storm: a new connection reset at once now and then, and a fault every 150-600 ms. */
 const STORM: FaultPlan = {
   resetBeforeByte: 0.15,
-  resetLater: 0.2,
-  resetAfterMs: [30, 500],
-  resetMidAnswer: 0.15,
-  midAnswerBytes: [2_000, 40_000],
-  stall: 0.15,
+  everyMs: [150, 600],
+  resetNow: 0.4,
+  resetMidAnswer: 0.3,
+  midAnswerBytes: [1_000, 40_000],
+  stall: 0.3,
   stallMs: [1_000, 2_500],
   latencyMs: [0, 15],
 };
@@ -73,6 +73,16 @@ async function campaign(revision: "modern" | "legacy", http1Only: boolean) {
   const where = `seed ${SEED}, ${JSON.stringify({ ...figures, stderr: undefined })}, faults ${
     JSON.stringify(proxy.counts)
   }\n${figures.stderr.slice(-2000)}`;
+  // deno-lint-ignore no-console
+  console.error(
+    `${revision} ${
+      http1Only ? "HTTP/1.1" : "HTTP/2"
+    }: storm ${figures.storm.results}/${figures.storm.calls} results, failures ${
+      JSON.stringify(figures.storm.failures)
+    }, calm ${figures.calm.results}/${figures.calm.calls}, doubles ${figures.doubles}, RSS ${
+      figures.rssStartMb.toFixed(0)
+    }->${figures.rssEndMb.toFixed(0)} MB, faults ${JSON.stringify(proxy.counts)}`,
+  );
   // No call ran twice at the server.
   deepStrictEqual(server.doubles(), [], where);
   // Every call got exactly one answer in its time limit: a result, or an error with data.cause.

@@ -18,8 +18,10 @@
  * `op_fetch` gets as bytes) or `ReqBody::Empty`. A body that is a
  * `ReadableStream` is `ReqBody::Streaming`, which `clone_request` cannot
  * copy (it returns `None`): such a request is never sent again by fetch.
- * So every request but GET and HEAD goes with a body that fetch streams
- * (a Blob of its bytes, made for that one attempt: see `oneShot`).
+ * So every request goes with a body that fetch streams (a Blob of its
+ * bytes, made for that one attempt: see `oneShot`), but a GET, HEAD,
+ * OPTIONS or DELETE without a body: those are idempotent (RFC 9110
+ * §9.2.2), and fetch may repeat them.
  *
  * hyper-util's client (`client/legacy/client.rs`, `send_request`) still
  * sends a request again when its connection closed before the request was
@@ -35,13 +37,17 @@
  * other failure (a reset, a connection closed, a stall cut by the time
  * limit) is thrown to the caller, which fails the request once with its
  * cause: a request whose bytes may have reached the server is never
- * resent. GET and HEAD keep fetch's own retry (they are safe to repeat).
+ * resent.
  *
  * @module
  */
 
-/** Body-less methods that fetch may repeat (RFC 9110 §9.2.1: safe). */
-const SAFE_METHODS = new Set(["GET", "HEAD"]);
+/**
+ * Methods that fetch may repeat when they have no body (RFC 9110 §9.2.2:
+ * idempotent): the GET stream and the metadata of the sign-in, the DELETE
+ * that ends a 2025-11-25 session (a second one gets a 404).
+ */
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "DELETE"]);
 
 /** The text of an error and of its causes. */
 export function causeText(error: unknown): string {
@@ -123,7 +129,7 @@ export async function sendOnce(
 ): Promise<Response> {
   const method = (init.method ?? "GET").toUpperCase();
   const body = init.body ?? null;
-  const bytes = SAFE_METHODS.has(method) ? undefined : await bodyBytes(body);
+  const bytes = IDEMPOTENT.has(method) && body === null ? undefined : await bodyBytes(body);
   const make = (): RequestInit => {
     if (bytes === undefined) return init;
     const headers = new Headers(init.headers);

@@ -34,7 +34,9 @@ export const INITIALIZE_REQUEST = Object.freeze({
 });
 
 /** The arguments of `deno` that run the program with the command line `argv`. */
-export const programArgs = (argv: string[]) => ["run", "-q", "-P", `${ROOT}main.ts`, ...argv];
+export const programArgs = (
+  argv: string[],
+): string[] => ["run", "-q", "-P", `${ROOT}main.ts`, ...argv];
 
 /**
  * The config home of the bridges of this test module (a token store of the

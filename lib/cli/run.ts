@@ -12,10 +12,16 @@ import { Frontend, type FrontendOptions } from "../frontend/frontend.ts";
 import { createLogger, type Logger, redirectConsoleToStderr } from "../log.ts";
 import { openStdio, type Stdio } from "../jsonrpc/stdio_pipes.ts";
 import { legacyConnect } from "../legacy/wiring.ts";
-import { connectRemote } from "../upstream/http_options.ts";
+import { CaFileError, connectRemote } from "../upstream/http_options.ts";
 import { spawnStdioLink } from "../upstream/stdio.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
-import { AuthOptionError, createSignIn, discoverLimitMs, executableName } from "../auth/options.ts";
+import {
+  AuthOptionError,
+  createSignIn,
+  discoverLimitMs,
+  executableName,
+  StoreOpenError,
+} from "../auth/options.ts";
 import { VERSION } from "../version.ts";
 import { VSCODE_PROFILE } from "../vscode/profile.ts";
 import {
@@ -69,10 +75,17 @@ export const PROCESS_IO: CliIo = {
   stdio: openStdio,
 };
 
-/** A usage error: its reason and the pointer to `--help` on stderr; exit 2. */
-function usageFailure(message: string, io: CliIo): number {
-  createLogger(PROFILE.name, "error", io.stderr).error(message);
-  io.stderr(HELP_POINTER);
+/**
+ * A usage error: its reason and, for an error of the arguments (not a token
+ * store or a `--ca-file` that cannot be used), the pointer to `--help` on
+ * stderr; exit 2.
+ */
+function usageFailure(error: Error, io: CliIo): number {
+  createLogger(PROFILE.name, "error", io.stderr).error(error.message);
+  const pointer = error instanceof UsageError
+    ? error.pointer
+    : !(error instanceof StoreOpenError || error instanceof CaFileError);
+  if (pointer) io.stderr(HELP_POINTER);
   return 2;
 }
 
@@ -82,7 +95,7 @@ async function orUsage(fn: () => Promise<number>, io: CliIo): Promise<number> {
     return await fn();
   } catch (error) {
     if (error instanceof UsageError || error instanceof AuthOptionError) {
-      return usageFailure(error.message, io);
+      return usageFailure(error, io);
     }
     throw error;
   }
@@ -127,7 +140,7 @@ async function serve(argv: readonly string[], doctor: boolean, io: CliIo): Promi
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof AuthOptionError) {
-      return usageFailure(error.message, io);
+      return usageFailure(error, io);
     }
     throw error;
   }

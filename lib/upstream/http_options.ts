@@ -43,6 +43,14 @@ export class RemoteArgumentError extends Error {
   override name = "RemoteArgumentError";
 }
 
+/**
+ * A `--ca-file` that cannot be used (exit 2): a failure of a file, not of
+ * the arguments, so it ends without the pointer to `--help`.
+ */
+export class CaFileError extends RemoteArgumentError {
+  override name = "CaFileError";
+}
+
 /** Headers that the link writes itself from the message. */
 const OWN_HEADERS: ReadonlySet<string> = new Set([
   "content-type",
@@ -129,15 +137,15 @@ function readCaFile(path: string, readFile: (path: string) => string): string[] 
   try {
     text = readFile(path);
   } catch {
-    throw new RemoteArgumentError(`--ca-file: cannot read the file ${path}`);
+    throw new CaFileError(`--ca-file: cannot read the file ${path}`);
   }
   if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-    throw new RemoteArgumentError(`--ca-file: the file ${path} has no PEM certificate`);
+    throw new CaFileError(`--ca-file: the file ${path} has no PEM certificate`);
   }
   try {
     Deno.createHttpClient({ caCerts: [text] }).close();
   } catch {
-    throw new RemoteArgumentError(
+    throw new CaFileError(
       `--ca-file: the file ${path} has a certificate that is not valid`,
     );
   }

@@ -202,14 +202,17 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
       stopGraceMs: limits.child_stop_grace_ms,
     });
   const debug = (message: string) => log.debug(message);
+  const warn = (message: string) => log.warn(message);
   return {
     profile: PROFILE,
     limits,
     log,
     fallback: { name: cli.name, version: VERSION },
-    connect: remote ? connectRemote(remote, { debug, ...(tokenSource && { tokenSource }) }) : spawn,
+    connect: remote
+      ? connectRemote(remote, { debug, warn, ...(tokenSource && { tokenSource }) })
+      : spawn,
     ...(cli.protocol === "auto" && {
-      legacy: legacyConnect(remote, spawn, { debug, ...(tokenSource && { tokenSource }) }),
+      legacy: legacyConnect(remote, spawn, { debug, warn, ...(tokenSource && { tokenSource }) }),
     }),
     output: io.output,
   };

@@ -15,6 +15,7 @@ import { HEADER_NAME } from "./http_headers.ts";
 import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "./token_source.ts";
+import { onceWarn, refusalAwareTransport } from "./proxy_refusal.ts";
 
 /** The values of the flags of a URL upstream after `parseArgs` (`cli/flags.ts`). */
 export interface HttpFlagValues {
@@ -210,13 +211,16 @@ function proxyVariable(url: URL, env: (name: string) => string | undefined): str
 export interface RemoteConnectOptions {
   readonly tokenSource?: TokenSource;
   readonly debug?: (message: string) => void;
+  /** The warn line of a refusal of the proxy (`proxy_refusal.ts`), once per link. */
+  readonly warn?: (message: string) => void;
   readonly env?: (name: string) => string | undefined;
 }
 
 /**
  * The `Connect` of a URL upstream: it makes the link and its transport,
  * fetch with HTTP clients of its own (`post_transport.ts`: the CA
- * certificates of `--ca-file`, HTTP/2 or HTTP/1.1, the proxy variables). It rejects with
+ * certificates of `--ca-file`, HTTP/2 or HTTP/1.1, the proxy variables; a
+ * refusal of the proxy said as one, `proxy_refusal.ts`). It rejects with
  * `connect_failed` when the client cannot be made, for example for a proxy
  * variable that is not a URL.
  */
@@ -227,10 +231,13 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
     try {
       const proxy = proxyVariable(target.url, env);
       if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
-      transport = fetchTransport({
-        ...(target.caCerts && { caCerts: target.caCerts }),
-        ...(options.debug && { debug: options.debug }),
-      });
+      transport = refusalAwareTransport(
+        fetchTransport({
+          ...(target.caCerts && { caCerts: target.caCerts }),
+          ...(options.debug && { debug: options.debug }),
+        }),
+        onceWarn(options.warn, env("SANDBOX_RUNTIME") === "1"),
+      );
     } catch {
       return Promise.reject(new UpstreamFailure("connect_failed"));
     }

@@ -119,8 +119,26 @@ function logout(argv: readonly string[], io: CliIo): Promise<number> {
   }, io);
 }
 
+/** True when the options of `doctor` (before `--`) hold `--json`. */
+function jsonFlag(argv: readonly string[]): boolean {
+  const split = argv.indexOf("--");
+  return (split === -1 ? argv : argv.slice(0, split)).includes("--json");
+}
+
+/** The arguments of `doctor` without its own flag `--json` (before `--`). */
+function withoutJson(argv: readonly string[]): readonly string[] {
+  const split = argv.indexOf("--");
+  const options = split === -1 ? argv : argv.slice(0, split);
+  return [...options.filter((arg) => arg !== "--json"), ...(split === -1 ? [] : argv.slice(split))];
+}
+
 /** The bridge (or `doctor`, which signs in never) with its command line. */
-async function serve(argv: readonly string[], doctor: boolean, io: CliIo): Promise<number> {
+async function serve(
+  argv: readonly string[],
+  doctor: boolean,
+  io: CliIo,
+  json = false,
+): Promise<number> {
   let cli: Command;
   let tokenSource: TokenSource | undefined;
   try {
@@ -154,7 +172,7 @@ async function serve(argv: readonly string[], doctor: boolean, io: CliIo): Promi
   }
   if (doctor) {
     const { doctorMain } = await import("../doctor/main.ts");
-    return await doctorMain(cli, { profile: PROFILE, version: VERSION });
+    return await doctorMain(cli, { profile: PROFILE, version: VERSION, json });
   }
   const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
   const stdio = io.stdio();
@@ -233,7 +251,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
       case "logout":
         return await logout(argv.slice(1), io);
       case "doctor":
-        return await serve(argv.slice(1), true, io);
+        return await serve(withoutJson(argv.slice(1)), true, io, jsonFlag(argv.slice(1)));
       default:
         return await serve(argv, false, io);
     }

@@ -178,6 +178,7 @@ sandboxTest(
       const allowed = ["--ca-file", certs.caFile, upstream.hostUrl];
       const doctor = await doctorJson(allowed, { XDG_CONFIG_HOME: t.configHome });
       const settings = await settingsFrom(t.dir, doctor.json.snippet.sandbox, ["127.0.0.1"]);
+      const before = upstream.seen.length;
       // The same server under a name that the rules do not hold.
       const argv = ["--ca-file", certs.caFile, upstream.hostUrl.replace(HOST, OTHER)];
       await using bridge = new SandboxedBridge(settings, argv, { XDG_CONFIG_HOME: t.configHome });

@@ -1,7 +1,8 @@
 /**
  * The sign-in options of the command line (`cli/` parses them): their
- * checks and the token source they make. A value that is not valid is an `AuthOptionError` (exit 2), and so
- * is a token store that does not open.
+ * checks and the token source they make. A value that is not valid is an
+ * `AuthOptionError` (exit 2), and so is a token store that does not open
+ * (a `StoreOpenError`, outside VS Code's sandbox).
  *
  * @module
  */
@@ -32,6 +33,14 @@ export const SIGN_IN_OPTIONS = [
 /** A sign-in option that is not valid; the message is one line and names no value of a secret. */
 export class AuthOptionError extends Error {
   override name = "AuthOptionError";
+}
+
+/**
+ * A token store that does not open (exit 2): not an error of the arguments,
+ * so it ends without the pointer to `--help`.
+ */
+export class StoreOpenError extends AuthOptionError {
+  override name = "StoreOpenError";
 }
 
 /** The sign-in options as the command line gave them. */
@@ -158,7 +167,7 @@ export async function defaultRedirectPort(serverUrl: string): Promise<number> {
   return 20_000 + ((digest[0]! << 8 | digest[1]!) % 12_000);
 }
 
-/** Opens the token store of the settings; an `AuthOptionError` when it does not open. */
+/** Opens the token store of the settings; a `StoreOpenError` when it does not open. */
 export async function openStore(
   settings: Pick<AuthSettings, "tokenStore">,
   env: (name: string) => string | undefined,
@@ -166,7 +175,7 @@ export async function openStore(
   try {
     return await TokenStore.open(settings.tokenStore ?? defaultStoreDir(env));
   } catch (error) {
-    if (error instanceof StoreError) throw new AuthOptionError(error.message);
+    if (error instanceof StoreError) throw new StoreOpenError(error.message);
     throw error;
   }
 }
@@ -200,8 +209,11 @@ export interface SignInContext {
 }
 
 /**
- * The token source of an upstream server at `serverUrl`. It opens the store
- * now, so that a store that does not open is exit 2 before the bridge starts.
+ * The token source of an upstream server at `serverUrl`. Outside VS Code's
+ * sandbox it opens the store now, so that a store that does not open is exit
+ * 2 before the bridge starts. Under `SANDBOX_RUNTIME=1` it opens nothing: a
+ * server that needs no sign-in, or whose stored token is only read, runs
+ * with a store that the sandbox does not let it write.
  */
 export async function createSignIn(
   settings: AuthSettings,
@@ -218,7 +230,10 @@ export async function createSignIn(
       );
     }
   }
-  const store = await openStore(settings, env);
+  const sandbox = env("SANDBOX_RUNTIME") === "1";
+  const store = sandbox
+    ? TokenStore.at(settings.tokenStore ?? defaultStoreDir(env))
+    : await openStore(settings, env);
   const url = new URL(serverUrl).href;
   // The sign-in and the SDK's OAuth code load only for an upstream that signs in:
   // about 30 MB of memory that a bridge in front of a command never needs.
@@ -229,7 +244,7 @@ export async function createSignIn(
     redirectPort: settings.redirectPort ?? await defaultRedirectPort(url),
     signInTimeoutMs: settings.signInTimeoutMs,
     noBrowser: settings.noBrowser,
-    sandbox: env("SANDBOX_RUNTIME") === "1",
+    sandbox,
     name: context.name,
     openBrowser: systemBrowser(env),
     logger: context.logger,

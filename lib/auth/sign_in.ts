@@ -26,7 +26,7 @@ import { isSignInFailure, sandboxLine, signInFailure, timeoutFailure } from "./f
 import { signInScope } from "./scope.ts";
 import { RedirectListener } from "./redirect.ts";
 import { usable } from "./token_life.ts";
-import type { StoredTokens } from "./store.ts";
+import { type ServerEntry, type StoredTokens, StoreError } from "./store.ts";
 
 /** What a sign-in needs. */
 export interface SignInSettings extends AuthorizationSettings {
@@ -69,6 +69,12 @@ export class SignIn implements TokenSource {
   /** The store had no tokens at the last read, and no challenge came since. */
   #empty = false;
   #waiters: (() => void)[] = [];
+  /**
+   * The entry of a refresh that the store could not take (VS Code's sandbox
+   * without the store in `allowWrite`): the tokens of this process, used
+   * instead of the store's.
+   */
+  #kept: ServerEntry | undefined;
 
   constructor(settings: SignInSettings) {
     this.#settings = settings;
@@ -82,8 +88,48 @@ export class SignIn implements TokenSource {
 
   /** True when the store has an access token valid for more than a minute. */
   async hasUsableToken(): Promise<boolean> {
-    const tokens = (await this.#settings.store.read(this.#settings.serverUrl)).tokens;
+    const tokens = (await this.#read().catch(() => undefined))?.tokens;
     return tokens !== undefined && usable(tokens);
+  }
+
+  /** The entry of the server: the one kept in memory, else the store's. */
+  #read(): Promise<ServerEntry> {
+    return this.#kept !== undefined
+      ? Promise.resolve(this.#kept)
+      : this.#settings.store.read(this.#settings.serverUrl);
+  }
+
+  /**
+   * Writes the entry of a refresh; where the store cannot be written, keeps
+   * it in memory for this process, with one warn line that names the folder.
+   */
+  async #save(entry: ServerEntry, quiet = false): Promise<void> {
+    try {
+      await this.#settings.store.write(this.#settings.serverUrl, entry);
+      this.#kept = undefined;
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      if (this.#kept === undefined && !quiet) this.#log.warn(keptLine(this.#settings));
+      this.#kept = entry;
+    }
+  }
+
+  /**
+   * Runs `work` under the lock of the store; where the store cannot be
+   * written (no lock file can be made), without it: a refresh of this
+   * process alone.
+   */
+  async #lockedIfPossible<T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> {
+    let started = false;
+    try {
+      return await this.#settings.store.withLock(this.#settings.serverUrl, signal, () => {
+        started = true;
+        return work();
+      });
+    } catch (error) {
+      if (started || !(error instanceof StoreError)) throw error;
+      return await work();
+    }
   }
 
   async authorization(signal: AbortSignal): Promise<string | undefined> {
@@ -99,7 +145,15 @@ export class SignIn implements TokenSource {
     // without a read of the empty store each time. Another bridge's sign-in shows at the next
     // challenge, which reads the store again.
     if (this.#empty) return (this.#lastSent = undefined);
-    const entry = await this.#settings.store.read(this.#settings.serverUrl);
+    let entry: ServerEntry;
+    try {
+      entry = await this.#read();
+    } catch (error) {
+      // A store that cannot be read has no token for this request: a challenge says more.
+      if (!(error instanceof StoreError)) throw error;
+      this.#log.debug(error.message);
+      entry = { clients: [] };
+    }
     const tokens = entry.tokens;
     this.#empty = tokens === undefined;
     let access: string | undefined;
@@ -182,12 +236,10 @@ export class SignIn implements TokenSource {
   #refresh(stale: StoredTokens, request: AbortSignal): Promise<string | undefined> {
     // --sign-in-timeout bounds the refresh too: a token endpoint that hangs stops no request longer.
     const signal = AbortSignal.any([request, AbortSignal.timeout(this.#settings.signInTimeoutMs)]);
-    this.#refreshing ??= this.#settings.store.withLock(
-      this.#settings.serverUrl,
+    this.#refreshing ??= this.#lockedIfPossible(
       signal,
       async () => {
-        const { store, serverUrl } = this.#settings;
-        const entry = await store.read(serverUrl);
+        const entry = await this.#read();
         // Another bridge refreshed first: its rotation made our refresh token void.
         if (
           entry.tokens && usable(entry.tokens) && entry.tokens.accessToken !== stale.accessToken
@@ -208,10 +260,10 @@ export class SignIn implements TokenSource {
         );
         if (fresh === undefined) {
           const { tokens: _dropped, ...rest } = entry;
-          await store.write(serverUrl, rest);
+          await this.#save(rest, true);
           return undefined;
         }
-        await store.write(serverUrl, { ...entry, tokens: fresh });
+        await this.#save({ ...entry, tokens: fresh });
         this.#log.info("the access token of the upstream server was refreshed");
         this.#signedIn();
         return fresh.accessToken;
@@ -295,4 +347,17 @@ export class SignIn implements TokenSource {
     }
     this.#signedIn();
   }
+}
+
+/**
+ * The warn line of refreshed tokens that the store cannot take: in VS Code's
+ * sandbox, the folder to add to `allowWrite`.
+ */
+function keptLine(settings: SignInSettings): string {
+  const dir = settings.store.dir;
+  return settings.sandbox
+    ? `the token store ${dir} cannot be written: the refreshed tokens are kept in memory until ` +
+      `the server stops; add ${dir} to sandbox.filesystem.allowWrite in mcp.json to keep them`
+    : `the token store ${dir} cannot be written: the refreshed tokens are kept in memory until ` +
+      `the server stops`;
 }

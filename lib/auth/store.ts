@@ -5,7 +5,9 @@
  * written atomically (a temporary file, then a rename). No file is opened
  * through a symbolic link: new files are made exclusively, and a file that
  * is read is checked with lstat. The directory must belong to the user and
- * be closed to group and others (as ssh's StrictModes). An OS lock per
+ * be closed to group and others (as ssh's StrictModes). The store opens only
+ * when it is needed: reads write nothing, and only a write, a remove or a
+ * lock makes the directory. An OS lock per
  * server (`Deno.FsFile.tryLock`) makes parallel bridges of one server share
  * one sign-in; the OS frees it when its holder dies.
  *
@@ -97,14 +99,30 @@ function isNotFound(error: unknown): boolean {
 }
 
 /**
- * The store in one directory. `open` makes the directory (0700) and checks
- * that it can write there.
+ * The user ID of this process without the sys permission: the owner of
+ * `/proc/self` (Linux); null where there is none.
+ */
+function ownUid(): number | null {
+  try {
+    return Deno.statSync("/proc/self").uid;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The store in one directory. It opens only when it is needed: a read never
+ * writes (no directory is made, nothing is probed or changed), and the first
+ * write, remove or lock makes the directory (0700) and checks that it can
+ * write there. So a bridge that never signs in, or only reads a stored
+ * token, runs with a store it cannot write (VS Code's sandbox).
  *
  * @example
  * ```ts
  * import { TokenStore } from "./store.ts";
  * const dir = await Deno.makeTempDir();
- * const store = await TokenStore.open(dir);
+ * const store = TokenStore.at(`${dir}/store`);
+ * if ((await store.read("https://mcp.example/mcp")).tokens !== undefined) throw new Error();
  * await store.write("https://mcp.example/mcp", { clients: [], issuer: "https://as.example" });
  * const entry = await store.read("https://mcp.example/mcp");
  * if (entry.issuer !== "https://as.example") throw new Error();
@@ -114,39 +132,38 @@ function isNotFound(error: unknown): boolean {
 export class TokenStore {
   readonly dir: string;
   readonly #lockTimes: LockTimes;
+  /** The open for writes, once it succeeded. */
+  #opened: Promise<void> | undefined;
 
   private constructor(dir: string, lockTimes: LockTimes) {
     this.dir = dir;
     this.#lockTimes = lockTimes;
   }
 
+  /** The store in `dir`, not opened: nothing is read or written until it is used. */
+  static at(dir: string, lockTimes: LockTimes = DEFAULT_LOCK_TIMES): TokenStore {
+    return new TokenStore(dir, lockTimes);
+  }
+
   /**
-   * Opens (and makes) the store; rejects with a `StoreError` when it cannot,
-   * and with an `UnsafeStoreError` (its message names the fix) when another
-   * user owns the directory or group or others can write it.
+   * Opens (and makes) the store for writes now; rejects with a `StoreError`
+   * when it cannot, and with an `UnsafeStoreError` (its message names the
+   * fix) when another user owns the directory or group or others can write
+   * it.
    */
   static async open(dir: string, lockTimes: LockTimes = DEFAULT_LOCK_TIMES): Promise<TokenStore> {
-    let info: Deno.FileInfo;
-    try {
-      await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
-      info = await Deno.stat(dir);
-    } catch {
-      throw new StoreError(`the token store ${dir} does not open`);
-    }
-    if (!info.isDirectory) throw new StoreError(`the token store ${dir} does not open`);
-    let uid: number | null;
-    try {
-      // Made exclusively: a link planted at the name is never followed. Its owner is
-      // this process's user (Deno.uid would need the sys permission).
-      const probe = join(dir, `.write-probe.${crypto.randomUUID()}`);
-      await Deno.writeFile(probe, new Uint8Array(), { mode: 0o600, createNew: true });
-      uid = (await Deno.lstat(probe)).uid;
-      await Deno.remove(probe);
-    } catch {
-      throw new StoreError(`the token store ${dir} does not open`);
-    }
-    if (Deno.build.os !== "windows") await checkOwner(dir, info, uid);
-    return new TokenStore(dir, lockTimes);
+    const store = new TokenStore(dir, lockTimes);
+    await store.#openForWrites();
+    return store;
+  }
+
+  /** Makes the directory and checks that it can write there, once; a failure is tried again. */
+  #openForWrites(): Promise<void> {
+    this.#opened ??= openDir(this.dir).catch((error: unknown) => {
+      this.#opened = undefined;
+      throw error;
+    });
+    return this.#opened;
   }
 
   async #file(serverUrl: string, suffix: string): Promise<string> {
@@ -155,6 +172,7 @@ export class TokenStore {
 
   /** The entry of a server (an empty one when the store has none or cannot read it). */
   async read(serverUrl: string): Promise<ServerEntry> {
+    if (this.#opened === undefined && !await checkForReads(this.dir)) return EMPTY_ENTRY;
     let text: string | undefined;
     try {
       text = await readRegularFile(await this.#file(serverUrl, ".json"));
@@ -180,6 +198,7 @@ export class TokenStore {
 
   /** Writes the entry of a server atomically, mode 0600. */
   async write(serverUrl: string, entry: ServerEntry): Promise<void> {
+    await this.#openForWrites();
     const file = await this.#file(serverUrl, ".json");
     const temporary = `${file}.${crypto.randomUUID()}.tmp`;
     try {
@@ -196,6 +215,7 @@ export class TokenStore {
 
   /** Removes the entry of a server; true when there was one. */
   async remove(serverUrl: string): Promise<boolean> {
+    await this.#openForWrites();
     try {
       await Deno.remove(await this.#file(serverUrl, ".json"));
       return true;
@@ -214,6 +234,7 @@ export class TokenStore {
    */
   async withLock<T>(serverUrl: string, signal: AbortSignal, work: () => Promise<T>): Promise<T> {
     signal.throwIfAborted();
+    await this.#openForWrites();
     const file = await this.#file(serverUrl, ".lock");
     const handle = await this.#openLock(file);
     try {
@@ -253,6 +274,59 @@ export class TokenStore {
     }
     throw new StoreError(`the token store ${this.dir} cannot be locked`);
   }
+}
+
+/** Makes the directory (0700) and checks that this process can write there and owns it. */
+async function openDir(dir: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    info = await Deno.stat(dir);
+  } catch {
+    throw new StoreError(`the token store ${dir} does not open`);
+  }
+  if (!info.isDirectory) throw new StoreError(`the token store ${dir} does not open`);
+  let uid: number | null;
+  try {
+    // Made exclusively: a link planted at the name is never followed. Its owner is
+    // this process's user (Deno.uid would need the sys permission).
+    const probe = join(dir, `.write-probe.${crypto.randomUUID()}`);
+    await Deno.writeFile(probe, new Uint8Array(), { mode: 0o600, createNew: true });
+    uid = (await Deno.lstat(probe)).uid;
+    await Deno.remove(probe);
+  } catch {
+    throw new StoreError(`the token store ${dir} does not open`);
+  }
+  if (Deno.build.os !== "windows") await checkOwner(dir, info, uid);
+}
+
+/**
+ * The checks of a read, which change nothing: false when the directory does
+ * not exist (the store is empty). A directory that another user owns, or
+ * that group or others can write, is refused as at an open.
+ */
+async function checkForReads(dir: string): Promise<boolean> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(dir);
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw new StoreError(`the token store ${dir} cannot be read`);
+  }
+  if (!info.isDirectory) throw new StoreError(`the token store ${dir} cannot be read`);
+  if (Deno.build.os === "windows") return true;
+  const uid = ownUid();
+  if (uid !== null && info.uid !== null && info.uid !== uid) {
+    throw new UnsafeStoreError(
+      `the token store ${dir} belongs to another user: give a directory of your own with --token-store`,
+    );
+  }
+  if ((info.mode ?? 0) & 0o022) {
+    throw new UnsafeStoreError(
+      `the token store ${dir} can be written by group or others: run chmod 700 ${dir}`,
+    );
+  }
+  return true;
 }
 
 /**

@@ -14,12 +14,18 @@ import { type Limits, parseLimitFlags } from "../settings/limits.ts";
 import { isLogLevel, type LogLevel } from "../log.ts";
 import { isProtocol, type Protocol } from "../legacy/auto.ts";
 import {
+  CaFileError,
   isUrlArgument,
   parseRemote,
   RemoteArgumentError,
   type RemoteTarget,
 } from "../upstream/http_options.ts";
-import { AuthOptionError, type AuthSettings, authSettingsOf } from "../auth/options.ts";
+import {
+  AuthOptionError,
+  type AuthSettings,
+  authSettingsOf,
+  StoreOpenError,
+} from "../auth/options.ts";
 import type { LoginCommand } from "../auth/login.ts";
 import type { LogoutCommand } from "../auth/logout.ts";
 import { flagNames, optionsOf } from "./flags.ts";
@@ -50,6 +56,13 @@ export type RunCommand = Extract<Command, { readonly kind: "run" }>;
 /** A command line that is not valid; the message is one line. */
 export class UsageError extends Error {
   override name = "UsageError";
+  /** False for a file that cannot be used (a token store, `--ca-file`): no pointer to `--help`. */
+  readonly pointer: boolean;
+
+  constructor(message: string, pointer = true) {
+    super(message);
+    this.pointer = pointer;
+  }
 }
 
 /** Reads the environment (tests pass their own). */
@@ -62,7 +75,10 @@ function asUsage<T>(make: () => T): T {
     return make();
   } catch (error) {
     if (error instanceof AuthOptionError || error instanceof RemoteArgumentError) {
-      throw new UsageError(error.message);
+      throw new UsageError(
+        error.message,
+        !(error instanceof StoreOpenError || error instanceof CaFileError),
+      );
     }
     throw error;
   }

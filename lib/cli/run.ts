@@ -12,10 +12,16 @@ import { Frontend, type FrontendOptions } from "../frontend/frontend.ts";
 import { createLogger, type Logger, redirectConsoleToStderr } from "../log.ts";
 import { openStdio, type Stdio } from "../jsonrpc/stdio_pipes.ts";
 import { legacyConnect } from "../legacy/wiring.ts";
-import { connectRemote } from "../upstream/http_options.ts";
+import { CaFileError, connectRemote } from "../upstream/http_options.ts";
 import { spawnStdioLink } from "../upstream/stdio.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
-import { AuthOptionError, createSignIn, discoverLimitMs, executableName } from "../auth/options.ts";
+import {
+  AuthOptionError,
+  createSignIn,
+  discoverLimitMs,
+  executableName,
+  StoreOpenError,
+} from "../auth/options.ts";
 import { VERSION } from "../version.ts";
 import { VSCODE_PROFILE } from "../vscode/profile.ts";
 import {
@@ -69,10 +75,17 @@ export const PROCESS_IO: CliIo = {
   stdio: openStdio,
 };
 
-/** A usage error: its reason and the pointer to `--help` on stderr; exit 2. */
-function usageFailure(message: string, io: CliIo): number {
-  createLogger(PROFILE.name, "error", io.stderr).error(message);
-  io.stderr(HELP_POINTER);
+/**
+ * A usage error: its reason and, for an error of the arguments (not a token
+ * store or a `--ca-file` that cannot be used), the pointer to `--help` on
+ * stderr; exit 2.
+ */
+function usageFailure(error: Error, io: CliIo): number {
+  createLogger(PROFILE.name, "error", io.stderr).error(error.message);
+  const pointer = error instanceof UsageError
+    ? error.pointer
+    : !(error instanceof StoreOpenError || error instanceof CaFileError);
+  if (pointer) io.stderr(HELP_POINTER);
   return 2;
 }
 
@@ -82,7 +95,7 @@ async function orUsage(fn: () => Promise<number>, io: CliIo): Promise<number> {
     return await fn();
   } catch (error) {
     if (error instanceof UsageError || error instanceof AuthOptionError) {
-      return usageFailure(error.message, io);
+      return usageFailure(error, io);
     }
     throw error;
   }
@@ -106,8 +119,26 @@ function logout(argv: readonly string[], io: CliIo): Promise<number> {
   }, io);
 }
 
+/** True when the options of `doctor` (before `--`) hold `--json`. */
+function jsonFlag(argv: readonly string[]): boolean {
+  const split = argv.indexOf("--");
+  return (split === -1 ? argv : argv.slice(0, split)).includes("--json");
+}
+
+/** The arguments of `doctor` without its own flag `--json` (before `--`). */
+function withoutJson(argv: readonly string[]): readonly string[] {
+  const split = argv.indexOf("--");
+  const options = split === -1 ? argv : argv.slice(0, split);
+  return [...options.filter((arg) => arg !== "--json"), ...(split === -1 ? [] : argv.slice(split))];
+}
+
 /** The bridge (or `doctor`, which signs in never) with its command line. */
-async function serve(argv: readonly string[], doctor: boolean, io: CliIo): Promise<number> {
+async function serve(
+  argv: readonly string[],
+  doctor: boolean,
+  io: CliIo,
+  json = false,
+): Promise<number> {
   let cli: Command;
   let tokenSource: TokenSource | undefined;
   try {
@@ -127,7 +158,7 @@ async function serve(argv: readonly string[], doctor: boolean, io: CliIo): Promi
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof AuthOptionError) {
-      return usageFailure(error.message, io);
+      return usageFailure(error, io);
     }
     throw error;
   }
@@ -141,7 +172,7 @@ async function serve(argv: readonly string[], doctor: boolean, io: CliIo): Promi
   }
   if (doctor) {
     const { doctorMain } = await import("../doctor/main.ts");
-    return await doctorMain(cli, { profile: PROFILE, version: VERSION });
+    return await doctorMain(cli, { profile: PROFILE, version: VERSION, json });
   }
   const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
   const stdio = io.stdio();
@@ -189,14 +220,17 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
       stopGraceMs: limits.child_stop_grace_ms,
     });
   const debug = (message: string) => log.debug(message);
+  const warn = (message: string) => log.warn(message);
   return {
     profile: PROFILE,
     limits,
     log,
     fallback: { name: cli.name, version: VERSION },
-    connect: remote ? connectRemote(remote, { debug, ...(tokenSource && { tokenSource }) }) : spawn,
+    connect: remote
+      ? connectRemote(remote, { debug, warn, ...(tokenSource && { tokenSource }) })
+      : spawn,
     ...(cli.protocol === "auto" && {
-      legacy: legacyConnect(remote, spawn, { debug, ...(tokenSource && { tokenSource }) }),
+      legacy: legacyConnect(remote, spawn, { debug, warn, ...(tokenSource && { tokenSource }) }),
     }),
     output: io.output,
   };
@@ -217,7 +251,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
       case "logout":
         return await logout(argv.slice(1), io);
       case "doctor":
-        return await serve(argv.slice(1), true, io);
+        return await serve(withoutJson(argv.slice(1)), true, io, jsonFlag(argv.slice(1)));
       default:
         return await serve(argv, false, io);
     }

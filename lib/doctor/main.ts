@@ -16,7 +16,7 @@ import type { Connect } from "../upstream/link.ts";
 import { spawnStdioLink } from "../upstream/stdio.ts";
 import { probeUpstream } from "./probe.ts";
 import { Report } from "./report.ts";
-import { checkSandbox, sandboxNeeds } from "./sandbox.ts";
+import { checkSandbox, sandboxNeeds, type SandboxSnippet } from "./sandbox.ts";
 import { checkSignIn, type SignInState, StoredToken } from "./sign_in_state.ts";
 
 /** The server entry that `doctor` examines: the `run` command of main.ts. */
@@ -41,18 +41,8 @@ export interface DoctorContext {
   readonly env?: (name: string) => string | undefined;
   /** Where the report goes (default stdout). */
   readonly write?: (text: string) => void;
-}
-
-/** The value of --ca-file in the options before `--`. */
-function caFileOf(argv: readonly string[]): string | undefined {
-  const split = argv.indexOf("--");
-  const options = split === -1 ? argv : argv.slice(0, split);
-  for (let i = 0; i < options.length; i++) {
-    const arg = options[i]!;
-    if (arg === "--ca-file") return options[i + 1];
-    if (arg.startsWith("--ca-file=")) return arg.slice("--ca-file=".length);
-  }
-  return undefined;
+  /** `--json`: the report and the snippet of the sandbox as one JSON document. */
+  readonly json?: boolean;
 }
 
 /** What the report says the upstream is: the command's file name, or the URL's origin. */
@@ -116,13 +106,19 @@ export async function runDoctor(cli: DoctorCommand, context: DoctorContext): Pro
       } Its capabilities are known after the sign-in.`,
     );
   }
+  let snippet: SandboxSnippet | null = null;
   if (sandbox) {
-    const needs = sandboxNeeds(cli.remote, caFileOf(context.argv ?? []), signIn, env);
-    checkSandbox(needs, signIn, signInNeeded, cli.remote === undefined, report);
+    const needs = sandboxNeeds(cli.remote, signIn, signInNeeded);
+    snippet = checkSandbox(cli.name, needs, signIn, signInNeeded, cli.remote === undefined, report);
   }
-  (context.write ?? ((text: string) => {
+  const write = context.write ?? ((text: string) => {
     Deno.stdout.writeSync(new TextEncoder().encode(text));
-  }))(report.text());
+  });
+  write(
+    context.json
+      ? `${JSON.stringify({ report: report.json(), snippet }, null, 2)}\n`
+      : report.text(),
+  );
   return report.breaks > 0 ? 1 : 0;
 }
 

@@ -47,14 +47,28 @@ export class Report {
     return this.findings.filter((f) => f.mark === "repair").length;
   }
 
-  /** The text of the report, one finding per line, and the verdict. */
-  text(): string {
-    const lines = this.findings.map((f) => `${f.mark.padEnd(MARK_WIDTH)}${f.text}`);
-    const verdict = this.breaks > 0
+  /** The verdict: what would break, or that nothing would. */
+  verdict(): string {
+    return this.breaks > 0
       ? `Result: ${this.breaks} ${this.breaks === 1 ? "thing" : "things"} would break in VS Code.`
       : `Result: nothing would break in VS Code${
         this.repairs > 0 ? ` (the bridge repairs ${this.repairs})` : ""
       }.`;
-    return [...lines, "", verdict, ""].join("\n");
+  }
+
+  /** The text of the report, one finding per line, and the verdict. */
+  text(): string {
+    const lines = this.findings.map((f) => `${f.mark.padEnd(MARK_WIDTH)}${f.text}`);
+    return [...lines, "", this.verdict(), ""].join("\n");
+  }
+
+  /** The report as a JSON value (`doctor --json`): the findings, the counts and the verdict. */
+  json(): { findings: Finding[]; breaks: number; repairs: number; result: string } {
+    return {
+      findings: this.findings.map((f) => ({ ...f })),
+      breaks: this.breaks,
+      repairs: this.repairs,
+      result: this.verdict(),
+    };
   }
 }

@@ -170,9 +170,10 @@ export async function checkSignIn(
   let entry: ServerEntry = { clients: [] };
   if (await checkPermissions(storeDir, file, report)) {
     try {
-      entry = await (await TokenStore.open(storeDir)).read(serverUrl);
+      // Read only: doctor never writes the store (nor makes its directory).
+      entry = await TokenStore.at(storeDir).read(serverUrl);
     } catch {
-      report.add("break", `The token store ${storeDir} does not open: the bridge exits at start.`);
+      report.add("break", `The token store ${storeDir} cannot be read.`);
     }
   }
   const usableToken = checkTokens(entry, report);

@@ -24,6 +24,17 @@ export function statusDetail(
 }
 
 /**
+ * The detail of a failure: the bridge's own words with the status (a refusal
+ * of the proxy), else the status after the upstream's message.
+ */
+function ownDetail(failure: UpstreamFailure): string | undefined {
+  if (failure.detail === undefined) return statusDetail(failure.status, failure.upstreamMessage);
+  return failure.status === undefined
+    ? failure.detail
+    : `${failure.detail} (HTTP status ${failure.status})`;
+}
+
+/**
  * The error of a failed sign-in: its cause of the table (the type of
  * `SignInCause` makes each one a row of the table), or sign_in_failed when the
  * failure has no cause.
@@ -50,7 +61,7 @@ export function mapUpstreamFailure(error: unknown, method: string, limit: string
   if (!(error instanceof UpstreamFailure)) {
     return BridgeError.of(error instanceof RangeError ? "out_of_memory" : "transport_failed");
   }
-  const status = statusDetail(error.status, error.upstreamMessage);
+  const status = ownDetail(error);
   switch (error.kind) {
     case "rpc":
       return error.error ? fromUpstreamError(error.error) : BridgeError.of("rpc", status);
@@ -86,7 +97,7 @@ export function mapDiscoverFailure(error: unknown, limit: string): BridgeError {
   if (!(error instanceof UpstreamFailure)) {
     return BridgeError.of("discover_failed", `no response in ${limit}`);
   }
-  const status = statusDetail(error.status, error.upstreamMessage);
+  const status = ownDetail(error);
   switch (error.kind) {
     case "rpc": {
       if (!error.error) return BridgeError.of("discover_failed", "the error has no error object");

@@ -26,6 +26,7 @@ import {
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type LinkFetch, linkFetch } from "../upstream/post_transport.ts";
+import { onceWarn, refusalAware } from "../upstream/proxy_refusal.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import {
   idKey,
@@ -51,6 +52,8 @@ export interface LegacyHttpOptions {
   readonly caCerts?: readonly string[];
   readonly tokenSource?: TokenSource;
   readonly debug?: (message: string) => void;
+  /** The warn line of a refusal of the proxy (`upstream/proxy_refusal.ts`), once per link. */
+  readonly warn?: (message: string) => void;
   /** The fetch under the bridge's own (tests). */
   readonly fetch?: typeof fetch;
 }
@@ -104,12 +107,15 @@ class LegacyHttpLink implements UpstreamLink {
       ...(options.caCerts && { caCerts: options.caCerts }),
       ...(options.debug && { debug: options.debug }),
     });
-    const http = this.#http;
+    const http = refusalAware(
+      (url: URL, init: RequestInit) => this.#http.fetch(url, init),
+      onceWarn(options.warn, Deno.env.get("SANDBOX_RUNTIME") === "1"),
+    );
     const fetchFn = boundedFetch({
       maxResponseBytes: options.maxResponseBytes,
       ...(source && { tokenSource: source }),
       fetch: options.fetch ??
-        ((input, init) => http.fetch(input instanceof Request ? input.url : input, init ?? {})),
+        ((input, init) => http(new URL(input instanceof Request ? input.url : input), init ?? {})),
       onBodyEnd: (id, failure) => this.#bodyEnd(id, failure),
     });
     this.#transport = new StreamableHTTPClientTransport(options.url, {

@@ -22,6 +22,8 @@ export interface LegacyRemote {
 export interface LegacyConnectOptions {
   readonly tokenSource?: TokenSource;
   readonly debug?: (message: string) => void;
+  /** The warn line of a refusal of the proxy. */
+  readonly warn?: (message: string) => void;
 }
 
 /**
@@ -42,6 +44,7 @@ export function legacyConnect(
     ...(remote.caCerts && { caCerts: remote.caCerts }),
     ...(options.tokenSource && { tokenSource: options.tokenSource }),
     ...(options.debug && { debug: options.debug }),
+    ...(options.warn && { warn: options.warn }),
   };
   return {
     // The v1 SDK's transport loads only for an older server at a URL.

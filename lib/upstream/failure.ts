@@ -95,6 +95,11 @@ export interface FailureFacts {
   readonly errorBody?: ErrorBody;
   /** The cause of a failed sign-in. */
   readonly signIn?: SignInFailureInfo;
+  /**
+   * The bridge's own words for `data.detail`, before the status (for example
+   * that the proxy refused the connection). No URL, no value of a header.
+   */
+  readonly detail?: string;
 }
 
 /**
@@ -115,6 +120,7 @@ export class UpstreamFailure extends Error {
   readonly upstreamMessage: string | undefined;
   readonly errorBody: ErrorBody | undefined;
   readonly signIn: SignInFailureInfo | undefined;
+  readonly detail: string | undefined;
 
   constructor(kind: FailureKind, facts: FailureFacts = {}) {
     super(
@@ -131,5 +137,6 @@ export class UpstreamFailure extends Error {
     this.upstreamMessage = facts.upstreamMessage;
     this.errorBody = facts.errorBody;
     this.signIn = facts.signIn;
+    this.detail = facts.detail;
   }
 }

@@ -15,6 +15,7 @@ import { HEADER_NAME } from "./http_headers.ts";
 import { fetchTransport, type PostTransport } from "./post_transport.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "./token_source.ts";
+import { onceWarn, refusalAwareTransport } from "./proxy_refusal.ts";
 
 /** The values of the flags of a URL upstream after `parseArgs` (`cli/flags.ts`). */
 export interface HttpFlagValues {
@@ -41,6 +42,14 @@ export interface RemoteTarget {
 /** A command line of a URL upstream that is not valid; the message is one line without a secret. */
 export class RemoteArgumentError extends Error {
   override name = "RemoteArgumentError";
+}
+
+/**
+ * A `--ca-file` that cannot be used (exit 2): a failure of a file, not of
+ * the arguments, so it ends without the pointer to `--help`.
+ */
+export class CaFileError extends RemoteArgumentError {
+  override name = "CaFileError";
 }
 
 /** Headers that the link writes itself from the message. */
@@ -129,15 +138,15 @@ function readCaFile(path: string, readFile: (path: string) => string): string[] 
   try {
     text = readFile(path);
   } catch {
-    throw new RemoteArgumentError(`--ca-file: cannot read the file ${path}`);
+    throw new CaFileError(`--ca-file: cannot read the file ${path}`);
   }
   if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-    throw new RemoteArgumentError(`--ca-file: the file ${path} has no PEM certificate`);
+    throw new CaFileError(`--ca-file: the file ${path} has no PEM certificate`);
   }
   try {
     Deno.createHttpClient({ caCerts: [text] }).close();
   } catch {
-    throw new RemoteArgumentError(
+    throw new CaFileError(
       `--ca-file: the file ${path} has a certificate that is not valid`,
     );
   }
@@ -202,13 +211,16 @@ function proxyVariable(url: URL, env: (name: string) => string | undefined): str
 export interface RemoteConnectOptions {
   readonly tokenSource?: TokenSource;
   readonly debug?: (message: string) => void;
+  /** The warn line of a refusal of the proxy (`proxy_refusal.ts`), once per link. */
+  readonly warn?: (message: string) => void;
   readonly env?: (name: string) => string | undefined;
 }
 
 /**
  * The `Connect` of a URL upstream: it makes the link and its transport,
  * fetch with HTTP clients of its own (`post_transport.ts`: the CA
- * certificates of `--ca-file`, HTTP/2 or HTTP/1.1, the proxy variables). It rejects with
+ * certificates of `--ca-file`, HTTP/2 or HTTP/1.1, the proxy variables; a
+ * refusal of the proxy said as one, `proxy_refusal.ts`). It rejects with
  * `connect_failed` when the client cannot be made, for example for a proxy
  * variable that is not a URL.
  */
@@ -219,10 +231,13 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
     try {
       const proxy = proxyVariable(target.url, env);
       if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
-      transport = fetchTransport({
-        ...(target.caCerts && { caCerts: target.caCerts }),
-        ...(options.debug && { debug: options.debug }),
-      });
+      transport = refusalAwareTransport(
+        fetchTransport({
+          ...(target.caCerts && { caCerts: target.caCerts }),
+          ...(options.debug && { debug: options.debug }),
+        }),
+        onceWarn(options.warn, env("SANDBOX_RUNTIME") === "1"),
+      );
     } catch {
       return Promise.reject(new UpstreamFailure("connect_failed"));
     }

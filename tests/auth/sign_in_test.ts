@@ -1,7 +1,7 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/log.ts";
 import { SignIn } from "../../lib/auth/sign_in.ts";
-import { TokenStore } from "../../lib/auth/store.ts";
+import { StoreError, TokenStore } from "../../lib/auth/store.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { visit } from "../fixtures/auth/browser.ts";
 import { startHostile } from "../fixtures/auth/hostile_server.ts";
@@ -94,6 +94,87 @@ Deno.test("a token that expires within a minute is refreshed, and the rotation i
     await noLeaks(world);
   } finally {
     await world.close();
+  }
+});
+
+/**
+ * The store as VS Code's sandbox shows it without the folder in allowWrite:
+ * reads work, every write and lock fails (as root a mode does not stop a
+ * write, so the failure is made here; tests/process/sandbox_test.ts has the
+ * real read-only file system of srt).
+ */
+function readOnlyView(store: TokenStore): TokenStore {
+  const refuse = () =>
+    Promise.reject(new StoreError(`the token store ${store.dir} cannot be written`));
+  return {
+    dir: store.dir,
+    read: (url: string) => store.read(url),
+    write: refuse,
+    remove: refuse,
+    withLock: refuse,
+  } as unknown as TokenStore;
+}
+
+Deno.test("a refresh that the store cannot take is kept in memory: one warn line with the folder for allowWrite, and the next refresh uses the rotated token", async () => {
+  const world = await setup({ provider: { accessTokenTtl: 30 } });
+  try {
+    await (await call(world)).body?.cancel();
+    const onDisk = (await world.store.read(world.resource.url)).tokens!;
+    const boxed = world.again({ store: readOnlyView(world.store), sandbox: true });
+    const hits = () => world.provider.hits.get("/token") ?? 0;
+    const before = hits();
+    for (let i = 0; i < 3; i++) {
+      const response = await call({ source: boxed.source, resource: world.resource });
+      strictEqual(response.status, 200);
+      await response.body?.cancel();
+    }
+    // Each call refreshes (the tokens live 30 s, under the minute of the margin); a stale
+    // refresh token from the disk would be refused after the first rotation.
+    strictEqual(hits() - before, 3);
+    strictEqual(boxed.opened.length, 0, "no sign-in");
+    const warns = boxed.log.filter((line) => line.includes("warn:"));
+    deepStrictEqual(warns.length, 1, warns.join("\n"));
+    ok(
+      warns[0]!.includes(
+        `the token store ${world.store.dir} cannot be written: the refreshed tokens are kept in memory until the server stops; add ${world.store.dir} to sandbox.filesystem.allowWrite in mcp.json to keep them`,
+      ),
+      warns[0],
+    );
+    deepStrictEqual((await world.store.read(world.resource.url)).tokens, onDisk, "unchanged");
+    await noLeaks(world);
+  } finally {
+    await world.close();
+  }
+});
+
+Deno.test("a store that cannot be read gives no token and no failure until a challenge", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "auth-unreadable-" });
+  try {
+    await Deno.writeTextFile(`${dir}/file`, "");
+    const log: string[] = [];
+    const source = new SignIn({
+      serverUrl: "https://mcp.example/mcp",
+      store: TokenStore.at(`${dir}/file/store`),
+      redirectPort: freePort(),
+      signInTimeoutMs: 1_000,
+      noBrowser: true,
+      sandbox: true,
+      name: "mcp-bridge-vscode",
+      logger: createLogger("test", "debug", (line) => log.push(line)),
+      openBrowser: () => Promise.resolve(false),
+    });
+    strictEqual(await source.authorization(new AbortController().signal), undefined);
+    strictEqual(await source.hasUsableToken(), false);
+    await rejects(
+      source.challenge(
+        { status: 401, wwwAuthenticate: undefined },
+        1,
+        new AbortController().signal,
+      ),
+      (error) => causeOf(error) === "sandbox",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -222,3 +222,45 @@ Deno.test("a store directory that group or others can write is refused with the 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the store opens only when needed: a read makes nothing and writes nothing; the first write makes the directory", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "auth-store-" });
+  try {
+    const store = TokenStore.at(`${dir}/store`);
+    deepStrictEqual(await store.read(URL_A), EMPTY_ENTRY);
+    deepStrictEqual([...Deno.readDirSync(dir)], [], "no directory made by a read");
+    await store.write(URL_A, { clients: [], issuer: "https://as.example" });
+    strictEqual((await Deno.stat(`${dir}/store`)).mode! & 0o777, 0o700);
+    // A new store on the directory (a restart): its reads change nothing, not even the mode.
+    await Deno.chmod(`${dir}/store`, 0o750);
+    const names = () => [...Deno.readDirSync(`${dir}/store`)].map((f) => f.name).sort();
+    const before = names();
+    const mtime = (await Deno.stat(`${dir}/store`)).mtime?.getTime();
+    const again = TokenStore.at(`${dir}/store`);
+    strictEqual((await again.read(URL_A)).issuer, "https://as.example");
+    deepStrictEqual(names(), before, "no probe, no lock file");
+    strictEqual((await Deno.stat(`${dir}/store`)).mtime?.getTime(), mtime);
+    strictEqual((await Deno.stat(`${dir}/store`)).mode! & 0o777, 0o750, "no chmod by a read");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a read refuses a store directory that group or others can write, without changing it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "auth-store-" });
+  try {
+    await Deno.mkdir(`${dir}/store`);
+    await Deno.chmod(`${dir}/store`, 0o777);
+    await rejects(TokenStore.at(`${dir}/store`).read(URL_A), (error) => {
+      ok(error instanceof UnsafeStoreError);
+      ok(error.message.includes("chmod 700"), error.message);
+      return true;
+    });
+    strictEqual((await Deno.stat(`${dir}/store`)).mode! & 0o777, 0o777);
+    // A path under a file cannot be read as a store: a StoreError, not a crash.
+    await Deno.writeTextFile(`${dir}/file`, "");
+    await rejects(TokenStore.at(`${dir}/file`).read(URL_A), StoreError);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

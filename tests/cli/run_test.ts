@@ -79,7 +79,8 @@ Deno.test("run: a missing variable of --header-env is exit 2 and names the varia
 });
 
 Deno.test("run: URLs and flags that are not valid are exit 2 without the URL in the reason", async () => {
-  const cases: [string[], string, Record<string, string>?][] = [
+  // The third field: the reason is an error of a file, not of the arguments (no pointer to --help).
+  const cases: [string[], string, Record<string, string>?, "file"?][] = [
     [["http://example.invalid/mcp/secret-path?key=sekrit-query"], "loopback"],
     [["ftp://example.invalid/mcp/secret-path?key=sekrit-query"], "scheme"],
     [["https://user:v4lue-s3cr3t@example.invalid/mcp/secret-path"], "user name"],
@@ -89,15 +90,16 @@ Deno.test("run: URLs and flags that are not valid are exit 2 without the URL in 
       X: "v4lue-s3cr3t\nInjected: 1",
     }],
     [["--max-response-bytes", "0", SECRET_URL], "--max-response-bytes"],
-    [["--ca-file", "/no/such/file.pem", SECRET_URL], "/no/such/file.pem"],
-    [["--ca-file", `${ROOT}deno.json`, SECRET_URL], "no PEM certificate"],
+    [["--ca-file", "/no/such/file.pem", SECRET_URL], "/no/such/file.pem", {}, "file"],
+    [["--ca-file", `${ROOT}deno.json`, SECRET_URL], "no PEM certificate", {}, "file"],
     [["--ca-file", "x.pem", "--", "some-command"], "needs an upstream server at a URL"],
     [[SECRET_URL, "extra"], "no arguments after the URL"],
   ];
-  for (const [args, reason, env] of cases) {
+  for (const [args, reason, env, file] of cases) {
     const out = await run(args, env);
     strictEqual(out.code, 2, `${args.join(" ")}: ${out.stderr}`);
     ok(out.stderr.includes(reason), `${args.join(" ")}: ${out.stderr}`);
+    strictEqual(out.stderr.endsWith(HELP_POINTER), file === undefined, out.stderr);
     assertClean(out.stdout + out.stderr);
   }
 });
@@ -207,16 +209,19 @@ Deno.test("run: a token store that group or others can write is exit 2 with the 
   }
 });
 
-Deno.test("run: sign-in options that are not valid, and a token store that does not open, are exit 2", async () => {
+Deno.test("run: sign-in options that are not valid, and a token store that does not open, are exit 2; only the options end with the pointer to --help", async () => {
   // A loopback URL (a sign-in may start there) that nothing answers: no row gets to a request.
   const url = "http://127.0.0.1:9/mcp/secret-path?key=sekrit-query";
   const dir = await Deno.makeTempDir();
   const file = `${dir}/a-file`;
   await Deno.writeTextFile(file, "");
   try {
+    const store = await run([url, "--token-store", `${file}/store`]);
+    strictEqual(store.code, 2, store.stderr);
+    ok(store.stderr.endsWith(`the token store ${file}/store does not open\n`), store.stderr);
+    strictEqual(store.stderr.split("\n").length, 2, store.stderr);
     for (
       const args of [
-        [url, "--token-store", `${file}/store`],
         [url, "--redirect-port", "70000"],
         [url, "--client-id", "x"],
         [

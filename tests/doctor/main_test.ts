@@ -190,11 +190,11 @@ Deno.test("doctor: a URL that asks for a sign-in, in the sandbox: exit 1, the do
     assertIncludes(out.stdout, "The server asks for a sign-in (HTTP status 401)");
     assertIncludes(
       out.stdout,
-      `SANDBOX_RUNTIME=1: allow the domains 127.0.0.1 and the writes to ${store}.`,
+      `SANDBOX_RUNTIME=1: allow the domains 127.0.0.1 (sandbox.network.allowedDomains) and the writes to ${store} (sandbox.filesystem.allowWrite`,
     );
     assertIncludes(
       out.stdout,
-      `"sandbox": {"network":{"allowedDomains":["127.0.0.1"]},"filesystem":{"allowWrite":[${
+      `"sandbox":{"network":{"allowedDomains":["127.0.0.1"]},"filesystem":{"allowWrite":[${
         JSON.stringify(store)
       }]}}`,
     );

@@ -196,7 +196,17 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
     fallback: { name: cli.name, version: VERSION },
     connect: remote ? connectRemote(remote, { debug, ...(tokenSource && { tokenSource }) }) : spawn,
     ...(cli.protocol === "auto" && {
-      legacy: legacyConnect(remote, spawn, { debug, ...(tokenSource && { tokenSource }) }),
+      legacy: legacyConnect(remote, spawn, {
+        debug,
+        info: (message) => log.info(message),
+        renew: {
+          firstMs: limits.listen_backoff_ms,
+          maxMs: limits.listen_max_backoff_ms,
+          healthyMs: limits.listen_healthy_ms,
+          initializeTimeoutMs: limits.discover_timeout_ms,
+        },
+        ...(tokenSource && { tokenSource }),
+      }),
     }),
     output: io.output,
   };

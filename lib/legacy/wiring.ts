@@ -8,7 +8,7 @@
 import type { Connect } from "../upstream/link.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
 import type { LegacyOptions } from "./auto.ts";
-import type { LegacyHttpOptions } from "./http_link.ts";
+import type { LegacyHttpOptions, RenewOptions } from "./http_link.ts";
 
 /** The parts of a URL upstream that the 2025-11-25 link needs (RemoteTarget of main.ts). */
 export interface LegacyRemote {
@@ -22,6 +22,10 @@ export interface LegacyRemote {
 export interface LegacyConnectOptions {
   readonly tokenSource?: TokenSource;
   readonly debug?: (message: string) => void;
+  /** The info line of a new session of the upstream server (the Output channel). */
+  readonly info?: (message: string) => void;
+  /** The waits and the time limit of a new session (from the bridge's limits). */
+  readonly renew?: RenewOptions;
 }
 
 /**
@@ -42,6 +46,8 @@ export function legacyConnect(
     ...(remote.caCerts && { caCerts: remote.caCerts }),
     ...(options.tokenSource && { tokenSource: options.tokenSource }),
     ...(options.debug && { debug: options.debug }),
+    ...(options.info && { info: options.info }),
+    ...(options.renew && { renew: options.renew }),
   };
   return {
     // The v1 SDK's transport loads only for an older server at a URL.

@@ -163,14 +163,16 @@ Deno.test("pass-through over HTTP: a 404 for the session fails that request with
     cause: "closed",
     detail: "HTTP status 404",
   });
-  await waitFor("the new session", () => upstream.sessions.length === 2);
+  // The info line comes once the new session is ready.
+  await waitFor("the new session", () => bridge.stderr.includes("a new session"));
   const later = await call(bridge, "c-3", "echo");
   deepStrictEqual(later.result, { content: [{ type: "text", text: "called echo" }] });
   // The same initialize params, and each request sent once.
   const initializes = postsOf(upstream).filter((p) => p.message.method === "initialize");
   deepStrictEqual(initializes[1]!.message.params, initializes[0]!.message.params);
-  const ids = postsOf(upstream).map((p) => p.message.id).filter((id) => id !== undefined);
-  strictEqual(new Set(ids).size, ids.length, "no request sent twice");
+  const calls = postsOf(upstream).filter((p) => p.message.method === "tools/call");
+  deepStrictEqual(calls.map((p) => (p.message.params as Json).name), ["expire", "echo", "echo"]);
+  strictEqual(new Set(calls.map((p) => p.message.id)).size, 3, "no request sent twice");
   await bridge.closeInput();
   strictEqual(await bridge.exit(), 0);
   const lines = bridge.stderr.split("\n").filter((line) => line.includes("a new session"));

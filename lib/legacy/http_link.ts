@@ -145,6 +145,8 @@ class LegacyHttpLink implements UpstreamLink {
   readonly #open = new Map<string, RequestId>();
   readonly #initializeIds = new Set<string>();
   readonly #setup = new SessionSetup();
+  /** The requests of the server in the current session that the client has not answered. */
+  readonly #asked = new Set<string>();
   /** The client sent notifications/initialized: a new session gets it too. */
   #clientInitialized = false;
   readonly #own = new OwnRequests(OWN_ID_PREFIX);
@@ -229,6 +231,7 @@ class LegacyHttpLink implements UpstreamLink {
       this.#debug("dropped a message of a lost session");
       return;
     }
+    if (typeof message.method === "string" && isRequestId(id)) this.#asked.add(idKey(id));
     if (response) {
       const key = idKey(id);
       // A request that already failed gets no second answer.
@@ -262,6 +265,12 @@ class LegacyHttpLink implements UpstreamLink {
     } else if (this.#state === "renewing") {
       this.#debug("a notification or an answer was dropped: the session is lost");
       return Promise.resolve();
+    } else if (typeof msg.method !== "string" && isRequestId(msg.id)) {
+      // An answer goes only to the session that asked: another one may use the same id.
+      if (!this.#asked.delete(idKey(msg.id))) {
+        this.#debug("dropped an answer to a request of a lost session");
+        return Promise.resolve();
+      }
     }
     const initialized = msg.method === "notifications/initialized";
     if (initialized) this.#clientInitialized = true;
@@ -347,6 +356,7 @@ class LegacyHttpLink implements UpstreamLink {
     );
     for (const id of [...this.#open.values()]) this.#fail(id, this.#away);
     this.#initializeIds.clear();
+    this.#asked.clear();
     void this.#get?.close();
     this.#get = undefined;
     // After a failed connection the server may still hold the session: its DELETE, at most once.

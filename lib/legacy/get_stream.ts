@@ -16,6 +16,7 @@
 import { abortableDelay } from "../jsonrpc/abortable.ts";
 import { isObject, type JsonObject } from "../jsonrpc/message.ts";
 import { Backoff } from "../listen/stream_loss.ts";
+import { DEFAULT_LIMITS } from "../settings/limits.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { readEvents } from "../upstream/sse.ts";
 import { mediaTypeOf } from "./http_fetch.ts";
@@ -29,6 +30,20 @@ export interface StreamWaits {
   /** A stream that lives this long resets the wait (listen_healthy_ms). */
   readonly healthyMs: number;
 }
+
+/** The options of a new session: the waits of the listen stream, the limit of its initialize. */
+export interface RenewOptions extends StreamWaits {
+  /** The time limit of the initialize of a new session (discover_timeout_ms). */
+  readonly initializeTimeoutMs: number;
+}
+
+/** The defaults of {@linkcode RenewOptions}: the limits of the bridge. */
+export const DEFAULT_RENEW: RenewOptions = {
+  firstMs: DEFAULT_LIMITS.listen_backoff_ms,
+  maxMs: DEFAULT_LIMITS.listen_max_backoff_ms,
+  healthyMs: DEFAULT_LIMITS.listen_healthy_ms,
+  initializeTimeoutMs: DEFAULT_LIMITS.discover_timeout_ms,
+};
 
 /** Why the GET stream tells the link that the session ended. */
 export type SessionLoss = "session" | "connection";

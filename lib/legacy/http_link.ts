@@ -1,32 +1,28 @@
 /**
  * The link of an upstream server at a URL that speaks revision 2025-11-25:
  * the Streamable HTTP transport of that revision, by the v1 SDK's
- * `StreamableHTTPClientTransport`. It keeps the `Mcp-Session-Id` of the
- * initialize response, sends `MCP-Protocol-Version` once the initialize
- * result names it, opens the GET stream after `notifications/initialized`
- * (a 405 means the server has none, and the stream opens again after a loss
- * as the SDK does), and DELETEs the session at the close.
+ * `StreamableHTTPClientTransport` (`sdk_transport.ts`). It keeps the
+ * `Mcp-Session-Id` of the initialize response, sends `MCP-Protocol-Version`
+ * once the initialize result names it, opens the GET stream after
+ * `notifications/initialized` (`get_stream.ts`: again after each loss, for
+ * as long as the session lives), and DELETEs the session at the close.
  *
  * Why the SDK's transport: it is the reference implementation of this wire
- * (sessions, the GET stream, resumption, same-origin redirects). What this
- * module adds: the fetch of {@linkcode boundedFetch} (the bridge's HTTP
- * client, the sign-in, `--max-response-bytes`), the failure of one request
- * by its id (a status, a body over the limit or cut off: the SDK only reports
- * such an error, for no request), and the errors without the body or the URL
- * that the SDK's messages hold.
+ * (sessions, resumption, same-origin redirects). What this module adds: the
+ * fetch of {@linkcode boundedFetch} (the bridge's HTTP client, the sign-in,
+ * `--max-response-bytes`), the failure of one request by its id (a status, a
+ * body over the limit or cut off: the SDK only reports such an error, for no
+ * request), and the errors without the body or the URL that the SDK's
+ * messages hold.
  *
- * A lost session (a 404 for it), or a connection that failed, starts a new
- * session behind the client with the client's initialize params, its log
- * level and its subscriptions: the
- * requests in flight fail once, and the link goes on.
+ * A lost session (a 404 for it, or a connection that failed) fails each
+ * request in flight once, and a new session starts behind the client with
+ * its initialize params, its log level and its subscriptions
+ * (`session_setup.ts`); until then a request fails at once.
  *
  * @module
  */
 
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type LinkFetch, linkFetch } from "../upstream/post_transport.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { abortableDelay } from "../jsonrpc/abortable.ts";
@@ -38,19 +34,26 @@ import {
   type RequestId,
 } from "../jsonrpc/message.ts";
 import { Backoff } from "../listen/stream_loss.ts";
-import { DEFAULT_LIMITS } from "../settings/limits.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "../upstream/link.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
 import {
+  DEFAULT_RENEW,
   GetStream,
   isConnectionFailure,
+  type RenewOptions,
   type SessionLoss,
-  type StreamWaits,
 } from "./get_stream.ts";
 import { boundedFetch } from "./http_fetch.ts";
 import { isInitializeResult } from "./initialize.ts";
 import { OwnRequests } from "./own_requests.ts";
+import {
+  failureKindOf,
+  httpStatusOf,
+  type SessionTransport,
+  sessionTransport,
+  withDeadline,
+} from "./sdk_transport.ts";
 import { SessionSetup } from "./session_setup.ts";
 
 /** Options of {@linkcode connectLegacyHttp}. */
@@ -72,6 +75,8 @@ export interface LegacyHttpOptions {
   readonly renew?: RenewOptions;
 }
 
+export type { RenewOptions };
+
 /** How long the close waits for the DELETE of the session. */
 const DELETE_GRACE_MS = 1000;
 /**
@@ -79,35 +84,6 @@ const DELETE_GRACE_MS = 1000;
  * its way through the SDK's SSE parser before the request fails.
  */
 const BODY_END_GRACE_MS = 50;
-
-/** The HTTP status of an error of the SDK's transport (its code, when it is one). */
-function httpStatusOf(error: unknown): number | undefined {
-  if (!(error instanceof StreamableHTTPError)) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "number" && code > 0 ? code : undefined;
-}
-
-function withDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    promise.then(() => {}, () => {}),
-    new Promise<void>((resolve) => timer = setTimeout(resolve, ms)),
-  ]).finally(() => clearTimeout(timer));
-}
-
-/** The options of a new session: the waits of the listen stream, the limit of its initialize. */
-export interface RenewOptions extends StreamWaits {
-  /** The time limit of the initialize of a new session (discover_timeout_ms). */
-  readonly initializeTimeoutMs: number;
-}
-
-/** The defaults of {@linkcode LegacyHttpOptions.renew}: the limits of the bridge. */
-export const DEFAULT_RENEW: RenewOptions = {
-  firstMs: DEFAULT_LIMITS.listen_backoff_ms,
-  maxMs: DEFAULT_LIMITS.listen_max_backoff_ms,
-  healthyMs: DEFAULT_LIMITS.listen_healthy_ms,
-  initializeTimeoutMs: DEFAULT_LIMITS.discover_timeout_ms,
-};
 
 /**
  * The state of the link: before the first initialize result, with a live
@@ -126,7 +102,7 @@ class LegacyHttpLink implements UpstreamLink {
   readonly #o: LegacyHttpOptions;
   readonly #renew: RenewOptions;
   /** The transport of the current session. */
-  #transport: StreamableHTTPClientTransport;
+  #transport: SessionTransport;
   #get: GetStream | undefined;
   /** The HTTP clients of the link (`linkFetch`: HTTP/2, or HTTP/1.1 without reuse). */
   readonly #http: LinkFetch;
@@ -173,34 +149,15 @@ class LegacyHttpLink implements UpstreamLink {
     this.#transport = this.#newTransport();
   }
 
-  /**
-   * A transport of the SDK for one session. Its own GET stream is refused
-   * (a 405 that no server sent): the link opens the GET stream itself.
-   */
-  #newTransport(): StreamableHTTPClientTransport {
-    const fetchFn: typeof fetch = (input, init) => {
-      const headers = new Headers(init?.headers);
-      if (init?.method === "GET" && !headers.has("last-event-id")) {
-        return Promise.resolve(new Response(null, { status: 405 }));
-      }
-      return this.#fetch(input, init);
-    };
-    const transport = new StreamableHTTPClientTransport(this.#o.url, {
-      fetch: fetchFn,
-      requestInit: { headers: Object.fromEntries(this.#o.headers ?? []) },
+  /** A transport of the SDK for a session. */
+  #newTransport(): SessionTransport {
+    return sessionTransport({
+      url: this.#o.url,
+      headers: this.#o.headers ?? [],
+      fetch: this.#fetch,
+      onMessage: (message, transport) => this.#onMessage(message, transport),
+      debug: this.#debug,
     });
-    transport.onmessage = (message: JSONRPCMessage) => {
-      this.#onMessage(message as unknown as JsonObject, transport);
-    };
-    transport.onerror = (error: unknown) => {
-      // The SDK's messages can hold the body of a response: only the status is logged.
-      const code = httpStatusOf(error);
-      const status = code === undefined ? "" : ` (HTTP status ${code})`;
-      this.#debug(`the 2025-11-25 HTTP transport reported an error${status}`);
-    };
-    // It sends nothing before the first message.
-    transport.start().catch(() => {});
-    return transport;
   }
 
   /** The link is ready at once (the transport sends nothing before the first message). */
@@ -223,7 +180,7 @@ class LegacyHttpLink implements UpstreamLink {
     return this.#sink(frame);
   }
 
-  #onMessage(message: JsonObject, transport: StreamableHTTPClientTransport): void {
+  #onMessage(message: JsonObject, transport: SessionTransport): void {
     const id = message.id;
     const response = typeof message.method !== "string" && isRequestId(id);
     if (response && this.#own.answer(id, message)) return;
@@ -285,7 +242,7 @@ class LegacyHttpLink implements UpstreamLink {
     return Promise.resolve();
   }
 
-  #sendFailed(id: RequestId, error: unknown, transport: StreamableHTTPClientTransport): void {
+  #sendFailed(id: RequestId, error: unknown, transport: SessionTransport): void {
     if (this.#closed) return;
     if (error instanceof UpstreamFailure) return this.#fail(id, error);
     const status = httpStatusOf(error);
@@ -318,7 +275,7 @@ class LegacyHttpLink implements UpstreamLink {
   }
 
   /** Opens the GET stream of the session of `transport`. */
-  #openGet(transport: StreamableHTTPClientTransport): void {
+  #openGet(transport: SessionTransport): void {
     if (this.#closed || this.#get) return;
     this.#get = new GetStream({
       url: this.#o.url,
@@ -343,7 +300,7 @@ class LegacyHttpLink implements UpstreamLink {
    * The session of `transport` is lost: each request in flight fails once,
    * the GET stream closes, and a new session starts.
    */
-  #lose(transport: StreamableHTTPClientTransport, loss: SessionLoss, status?: number): void {
+  #lose(transport: SessionTransport, loss: SessionLoss, status?: number): void {
     if (this.#closed || this.#state !== "live" || transport !== this.#transport) return;
     this.#state = "renewing";
     this.#away = loss === "session"
@@ -386,17 +343,8 @@ class LegacyHttpLink implements UpstreamLink {
       if (this.#closed) return;
       const transport = this.#newTransport();
       try {
-        const result = await this.#own.request(
-          transport,
-          "initialize",
-          params,
-          this.#renew.initializeTimeoutMs,
-        );
-        if (!isInitializeResult(result)) throw new UpstreamFailure("invalid_response");
-        transport.setProtocolVersion(String(result.protocolVersion));
-        if (this.#clientInitialized) {
-          await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-        }
+        const limit = this.#renew.initializeTimeoutMs;
+        await this.#own.initialize(transport, params, limit, this.#clientInitialized);
       } catch (error) {
         void transport.close().catch(() => {});
         if (this.#closed) return;
@@ -423,7 +371,7 @@ class LegacyHttpLink implements UpstreamLink {
   }
 
   /** The log level and the subscriptions of the client, in the new session. */
-  #restore(transport: StreamableHTTPClientTransport): void {
+  #restore(transport: SessionTransport): void {
     for (const { method, params } of this.#setup.restore()) {
       this.#own.request(transport, method, params, this.#renew.initializeTimeoutMs).catch(
         (error) => this.#debug(`${method} of the new session failed (${failureKindOf(error)})`),
@@ -448,16 +396,6 @@ class LegacyHttpLink implements UpstreamLink {
     })();
     return this.#closing;
   }
-}
-
-/** The kind of a failure, for a debug line (never the message of a fetch error: it names the URL). */
-function failureKindOf(error: unknown): string {
-  if (error instanceof UpstreamFailure) {
-    return error.status === undefined ? error.kind : `${error.kind}, HTTP status ${error.status}`;
-  }
-  const status = httpStatusOf(error);
-  if (status !== undefined) return `HTTP status ${status}`;
-  return isConnectionFailure(error) ? "no connection" : "transport error";
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   type RequestId,
 } from "../jsonrpc/message.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
+import { isInitializeResult } from "./initialize.ts";
 
 /** Where an own request goes (the SDK's transport of a session). */
 export interface OwnTarget {
@@ -70,6 +71,23 @@ export class OwnRequests {
         this.#settle(key, error)
       );
     });
+  }
+
+  /**
+   * The start of a new session on `target`: initialize with `params`, the
+   * protocol version of its result for the later requests, and
+   * notifications/initialized when the client had sent it.
+   */
+  async initialize(
+    target: OwnTarget & { setProtocolVersion(version: string): void },
+    params: JsonObject,
+    timeoutMs: number,
+    initialized: boolean,
+  ): Promise<void> {
+    const result = await this.request(target, "initialize", params, timeoutMs);
+    if (!isInitializeResult(result)) throw new UpstreamFailure("invalid_response");
+    target.setProtocolVersion(String(result.protocolVersion));
+    if (initialized) await target.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   }
 
   /** A response: true when it answers an own request (which it settles). */

@@ -104,7 +104,8 @@ export class GetStream {
       headers.set("accept", "text/event-stream");
       let response: Response;
       try {
-        response = await this.#o.fetch(url, { method: "GET", headers, signal });
+        // No redirect is followed: the headers of the session and of --header-env stay at the URL.
+        response = await this.#o.fetch(url, { method: "GET", headers, signal, redirect: "manual" });
       } catch (error) {
         if (signal.aborted) return;
         if (isConnectionFailure(error)) return onLoss("connection");

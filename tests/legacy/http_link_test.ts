@@ -240,6 +240,28 @@ Deno.test("legacy HTTP link: the GET stream opens again after each loss and each
   await link.close();
 });
 
+Deno.test("legacy HTTP link: a 404 for the GET stream starts a new session, with no request of the client", async () => {
+  await using server = serveLegacy({ getStream: true });
+  const infos: string[] = [];
+  const { link, frames } = await open(server.url, (line) => infos.push(line));
+  await setUp(link, frames);
+  await waitFor("the GET stream", () => server.streams() === 1);
+  await call(link, 6, "expire");
+  await waitFor("the result", () => framesOf(frames, 6).length === 1);
+  server.dropStreams();
+  await waitFor("the GET stream of the new session", () => server.streams() === 1);
+  const gets = server.requests.filter((r) => r.method === "GET");
+  deepStrictEqual(gets.map((r) => r.headers.get("mcp-session-id")), [
+    SESSION,
+    SESSION,
+    `${SESSION}-2`,
+  ]);
+  deepStrictEqual(infos, [
+    "a new session of the upstream server started: it did not know the session (HTTP status 404)",
+  ]);
+  await link.close();
+});
+
 Deno.test("legacy HTTP link: a GET stream refused again and again (503) opens when the server takes it", async () => {
   let refusals = 0;
   await using server = serveLegacy({

@@ -230,7 +230,18 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
       ? connectRemote(remote, { debug, warn, ...(tokenSource && { tokenSource }) })
       : spawn,
     ...(cli.protocol === "auto" && {
-      legacy: legacyConnect(remote, spawn, { debug, warn, ...(tokenSource && { tokenSource }) }),
+      legacy: legacyConnect(remote, spawn, {
+        debug,
+        warn,
+        info: (message) => log.info(message),
+        renew: {
+          firstMs: limits.listen_backoff_ms,
+          maxMs: limits.listen_max_backoff_ms,
+          healthyMs: limits.listen_healthy_ms,
+          initializeTimeoutMs: limits.discover_timeout_ms,
+        },
+        ...(tokenSource && { tokenSource }),
+      }),
     }),
     output: io.output,
   };

@@ -1,45 +1,61 @@
 /**
  * The link of an upstream server at a URL that speaks revision 2025-11-25:
  * the Streamable HTTP transport of that revision, by the v1 SDK's
- * `StreamableHTTPClientTransport`. It keeps the `Mcp-Session-Id` of the
- * initialize response, sends `MCP-Protocol-Version` once the initialize
- * result names it, opens the GET stream after `notifications/initialized`
- * (a 405 means the server has none, and the stream opens again after a loss
- * as the SDK does), and DELETEs the session at the close.
+ * `StreamableHTTPClientTransport` (`sdk_transport.ts`). It keeps the
+ * `Mcp-Session-Id` of the initialize response, sends `MCP-Protocol-Version`
+ * once the initialize result names it, opens the GET stream after
+ * `notifications/initialized` (`get_stream.ts`: again after each loss, for
+ * as long as the session lives), and DELETEs the session at the close.
  *
  * Why the SDK's transport: it is the reference implementation of this wire
- * (sessions, the GET stream, resumption, same-origin redirects). What this
- * module adds: the fetch of {@linkcode boundedFetch} (the bridge's HTTP
- * client, the sign-in, `--max-response-bytes`), the failure of one request
- * by its id (a status, a body over the limit or cut off: the SDK only reports
- * such an error, for no request), and the errors without the body or the URL
- * that the SDK's messages hold.
+ * (sessions, resumption, same-origin redirects). What this module adds: the
+ * fetch of {@linkcode boundedFetch} (the bridge's HTTP client, the sign-in,
+ * `--max-response-bytes`), the failure of one request by its id (a status, a
+ * body over the limit or cut off: the SDK only reports such an error, for no
+ * request), and the errors without the body or the URL that the SDK's
+ * messages hold.
  *
- * A 404 for the session means it expired: the link ends (`closed`), as a
- * lost upstream; the bridge does not initialize again behind the client.
+ * A lost session (a 404 for it, or a connection that failed) fails each
+ * request in flight once, and a new session starts behind the client with
+ * its initialize params, its log level and its subscriptions
+ * (`session_setup.ts`); until then a request fails at once.
  *
  * @module
  */
 
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type LinkFetch, linkFetch } from "../upstream/post_transport.ts";
 import { onceWarn, refusalAware } from "../upstream/proxy_refusal.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { abortableDelay } from "../jsonrpc/abortable.ts";
 import {
   idKey,
-  isObject,
   isRequestId,
   type JsonObject,
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
+import { Backoff } from "../listen/stream_loss.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "../upstream/link.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
+import {
+  DEFAULT_RENEW,
+  GetStream,
+  isConnectionFailure,
+  type RenewOptions,
+  type SessionLoss,
+} from "./get_stream.ts";
 import { boundedFetch } from "./http_fetch.ts";
+import { isInitializeResult } from "./initialize.ts";
+import { OwnRequests } from "./own_requests.ts";
+import {
+  failureKindOf,
+  httpStatusOf,
+  type SessionTransport,
+  sessionTransport,
+  withDeadline,
+} from "./sdk_transport.ts";
+import { SessionSetup } from "./session_setup.ts";
 
 /** Options of {@linkcode connectLegacyHttp}. */
 export interface LegacyHttpOptions {
@@ -56,7 +72,13 @@ export interface LegacyHttpOptions {
   readonly warn?: (message: string) => void;
   /** The fetch under the bridge's own (tests). */
   readonly fetch?: typeof fetch;
+  /** The info line of a new session (the Output channel). */
+  readonly info?: (message: string) => void;
+  /** The waits and the time limit of a new session; the bridge's limits by default. */
+  readonly renew?: RenewOptions;
 }
+
+export type { RenewOptions };
 
 /** How long the close waits for the DELETE of the session. */
 const DELETE_GRACE_MS = 1000;
@@ -66,39 +88,51 @@ const DELETE_GRACE_MS = 1000;
  */
 const BODY_END_GRACE_MS = 50;
 
-/** The HTTP status of an error of the SDK's transport (its code, when it is one). */
-function httpStatusOf(error: unknown): number | undefined {
-  if (!(error instanceof StreamableHTTPError)) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "number" && code > 0 ? code : undefined;
-}
+/**
+ * The state of the link: before the first initialize result, with a live
+ * session, or between a lost session and the next.
+ */
+type LinkState = "new" | "live" | "renewing";
 
-function withDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    promise.then(() => {}, () => {}),
-    new Promise<void>((resolve) => timer = setTimeout(resolve, ms)),
-  ]).finally(() => clearTimeout(timer));
-}
+/** The id prefix of the link's own requests (the initialize and the setup of a new session). */
+const OWN_ID_PREFIX = "bridge-session-";
 
 class LegacyHttpLink implements UpstreamLink {
   readonly isRemote = true;
   readonly ended: Promise<LinkEnd>;
   readonly nextSignIn?: () => Promise<void>;
   #end!: (end: LinkEnd) => void;
-  readonly #transport: StreamableHTTPClientTransport;
+  readonly #o: LegacyHttpOptions;
+  readonly #renew: RenewOptions;
+  /** The transport of the current session. */
+  #transport: SessionTransport;
+  #get: GetStream | undefined;
   /** The HTTP clients of the link (`linkFetch`: HTTP/2, or HTTP/1.1 without reuse). */
   readonly #http: LinkFetch;
+  /** The fetch of the link: its HTTP clients, the sign-in, `--max-response-bytes`. */
+  readonly #fetch: typeof fetch;
   readonly #debug: (message: string) => void;
   #sink: FrameSink | undefined;
   #early: UpstreamFrame[] = [];
   #closed = false;
   #closing: Promise<void> | undefined;
+  readonly #stop = new AbortController();
+  #state: LinkState = "new";
+  /** What a request gets while the link has no session. */
+  #away = new UpstreamFailure("transport_failed");
   /** The requests without a response yet, by the key of their id. */
   readonly #open = new Map<string, RequestId>();
   readonly #initializeIds = new Set<string>();
+  readonly #setup = new SessionSetup();
+  /** The requests of the server in the current session that the client has not answered. */
+  readonly #asked = new Set<string>();
+  /** The client sent notifications/initialized: a new session gets it too. */
+  #clientInitialized = false;
+  readonly #own = new OwnRequests(OWN_ID_PREFIX);
 
   constructor(options: LegacyHttpOptions) {
+    this.#o = options;
+    this.#renew = options.renew ?? DEFAULT_RENEW;
     this.ended = new Promise((resolve) => this.#end = resolve);
     this.#debug = options.debug ?? (() => {});
     const source = options.tokenSource;
@@ -111,32 +145,30 @@ class LegacyHttpLink implements UpstreamLink {
       (url: URL, init: RequestInit) => this.#http.fetch(url, init),
       onceWarn(options.warn, Deno.env.get("SANDBOX_RUNTIME") === "1"),
     );
-    const fetchFn = boundedFetch({
+    this.#fetch = boundedFetch({
       maxResponseBytes: options.maxResponseBytes,
       ...(source && { tokenSource: source }),
       fetch: options.fetch ??
         ((input, init) => http(new URL(input instanceof Request ? input.url : input), init ?? {})),
       onBodyEnd: (id, failure) => this.#bodyEnd(id, failure),
     });
-    this.#transport = new StreamableHTTPClientTransport(options.url, {
-      fetch: fetchFn,
-      requestInit: { headers: Object.fromEntries(options.headers ?? []) },
-    });
-    this.#transport.onmessage = (message: JSONRPCMessage) => {
-      this.#onMessage(message as unknown as JsonObject);
-    };
-    this.#transport.onerror = (error: unknown) => {
-      // The SDK's messages can hold the body of a response: only the status is logged.
-      const code = httpStatusOf(error);
-      const status = code === undefined ? "" : ` (HTTP status ${code})`;
-      this.#debug(`the 2025-11-25 HTTP transport reported an error${status}`);
-    };
+    this.#transport = this.#newTransport();
   }
 
-  /** Starts the transport (it sends nothing before the first message). */
-  async start(): Promise<this> {
-    await this.#transport.start();
-    return this;
+  /** A transport of the SDK for a session. */
+  #newTransport(): SessionTransport {
+    return sessionTransport({
+      url: this.#o.url,
+      headers: this.#o.headers ?? [],
+      fetch: this.#fetch,
+      onMessage: (message, transport) => this.#onMessage(message, transport),
+      debug: this.#debug,
+    });
+  }
+
+  /** The link is ready at once (the transport sends nothing before the first message). */
+  start(): Promise<this> {
+    return Promise.resolve(this);
   }
 
   read(onFrame: FrameSink): Promise<void> {
@@ -154,14 +186,26 @@ class LegacyHttpLink implements UpstreamLink {
     return this.#sink(frame);
   }
 
-  #onMessage(message: JsonObject): void {
+  #onMessage(message: JsonObject, transport: SessionTransport): void {
     const id = message.id;
-    if (typeof message.method !== "string" && isRequestId(id)) {
+    const response = typeof message.method !== "string" && isRequestId(id);
+    if (response && this.#own.answer(id, message)) return;
+    if (transport !== this.#transport || this.#state === "renewing") {
+      this.#debug("dropped a message of a lost session");
+      return;
+    }
+    if (typeof message.method === "string" && isRequestId(id)) this.#asked.add(idKey(id));
+    if (response) {
       const key = idKey(id);
-      this.#open.delete(key);
-      if (this.#initializeIds.delete(key) && isObject(message.result)) {
-        const version = message.result.protocolVersion;
-        if (typeof version === "string") this.#transport.setProtocolVersion(version);
+      // A request that already failed gets no second answer.
+      if (!this.#open.delete(key)) {
+        this.#debug("dropped a response to a request that already failed");
+        return;
+      }
+      this.#setup.answered(message);
+      if (this.#initializeIds.delete(key) && isInitializeResult(message.result)) {
+        transport.setProtocolVersion(String(message.result.protocolVersion));
+        if (this.#state === "new") this.#state = "live";
       }
     }
     void this.#deliver({ kind: "message", value: message });
@@ -173,61 +217,186 @@ class LegacyHttpLink implements UpstreamLink {
     const id = typeof msg.method === "string" && isRequestId(msg.id) ? msg.id : undefined;
     if (id !== undefined) {
       this.#open.set(idKey(id), id);
-      if (msg.method === "initialize") this.#initializeIds.add(idKey(id));
-    }
-    this.#transport.send(message as unknown as JSONRPCMessage).catch((error: unknown) => {
-      if (id === undefined) {
-        this.#debug("a notification or an answer did not reach the upstream server");
-        return;
+      if (this.#state === "renewing") {
+        // No session: the request fails at once, with the cause of the loss.
+        const failure = this.#away;
+        queueMicrotask(() => this.#fail(id, failure));
+        return Promise.resolve();
       }
-      this.#sendFailed(id, error);
+      if (msg.method === "initialize") this.#initializeIds.add(idKey(id));
+      this.#setup.sent(msg);
+    } else if (this.#state === "renewing") {
+      this.#debug("a notification or an answer was dropped: the session is lost");
+      return Promise.resolve();
+    } else if (typeof msg.method !== "string" && isRequestId(msg.id)) {
+      // An answer goes only to the session that asked: another one may use the same id.
+      if (!this.#asked.delete(idKey(msg.id))) {
+        this.#debug("dropped an answer to a request of a lost session");
+        return Promise.resolve();
+      }
+    }
+    const initialized = msg.method === "notifications/initialized";
+    if (initialized) this.#clientInitialized = true;
+    const transport = this.#transport;
+    transport.send(message as unknown as JSONRPCMessage).then(() => {
+      if (initialized && transport === this.#transport) this.#openGet(transport);
+    }, (error: unknown) => {
+      if (id !== undefined) return this.#sendFailed(id, error, transport);
+      this.#debug("a notification or an answer did not reach the upstream server");
+      if (isConnectionFailure(error)) this.#lose(transport, "connection");
     });
     return Promise.resolve();
   }
 
-  #sendFailed(id: RequestId, error: unknown): void {
+  #sendFailed(id: RequestId, error: unknown, transport: SessionTransport): void {
     if (this.#closed) return;
     if (error instanceof UpstreamFailure) return this.#fail(id, error);
     const status = httpStatusOf(error);
-    if (status === 404 && this.#transport.sessionId !== undefined) {
-      // The session expired: the link ends, each request gets `closed`.
-      this.#debug("the upstream server does not know the session (HTTP status 404)");
+    if (status === 404 && transport.sessionId !== undefined && this.#state === "live") {
+      // The session expired: this request and each one in flight get `closed`.
       this.#fail(id, new UpstreamFailure("closed", { status }));
-      this.#lose();
-      return;
+      return this.#lose(transport, "session", status);
+    }
+    if (status === undefined && isConnectionFailure(error)) {
+      this.#fail(id, new UpstreamFailure("transport_failed"));
+      return this.#lose(transport, "connection");
     }
     const facts = status === undefined ? {} : { status };
     this.#fail(id, new UpstreamFailure("transport_failed", facts));
   }
 
   #fail(id: RequestId, failure: UpstreamFailure): void {
-    if (this.#open.delete(idKey(id))) void this.#deliver({ kind: "failed", id, failure });
+    if (!this.#open.delete(idKey(id))) return;
+    this.#setup.failed(id);
+    void this.#deliver({ kind: "failed", id, failure });
   }
 
   /** The body of a request's response ended: without its response, the request fails. */
   #bodyEnd(id: RequestId, failure: UpstreamFailure | undefined): void {
+    if (this.#own.bodyEnd(id, failure, BODY_END_GRACE_MS)) return;
     if (failure) return this.#fail(id, failure);
     setTimeout(() => {
       if (this.#open.has(idKey(id))) this.#fail(id, new UpstreamFailure("transport_failed"));
     }, BODY_END_GRACE_MS);
   }
 
-  /** The session is gone: no DELETE, the link ends. */
-  #lose(): void {
-    if (this.#closing) return;
-    this.#closing = this.#transport.close().catch(() => {}).finally(() => {
-      this.#closed = true;
-      this.#http.close();
-      this.#end({ kind: "closed" });
+  /** Opens the GET stream of the session of `transport`. */
+  #openGet(transport: SessionTransport): void {
+    if (this.#closed || this.#get) return;
+    this.#get = new GetStream({
+      url: this.#o.url,
+      fetch: this.#fetch,
+      headers: () => {
+        const headers = new Headers(this.#o.headers?.map(([k, v]) => [k, v]) ?? []);
+        if (transport.sessionId) headers.set("mcp-session-id", transport.sessionId);
+        const version = transport.protocolVersion;
+        if (version) headers.set("mcp-protocol-version", version);
+        return headers;
+      },
+      maxEventBytes: this.#o.maxResponseBytes,
+      waits: this.#renew,
+      onMessage: (message) => this.#onMessage(message, transport),
+      onLoss: (loss, status) => this.#lose(transport, loss, status),
+      debug: this.#debug,
     });
+    this.#get.start();
+  }
+
+  /**
+   * The session of `transport` is lost: each request in flight fails once,
+   * the GET stream closes, and a new session starts.
+   */
+  #lose(transport: SessionTransport, loss: SessionLoss, status?: number): void {
+    if (this.#closed || this.#state !== "live" || transport !== this.#transport) return;
+    this.#state = "renewing";
+    this.#away = loss === "session"
+      ? new UpstreamFailure("closed", status === undefined ? {} : { status })
+      : new UpstreamFailure("transport_failed");
+    this.#debug(
+      loss === "session"
+        ? `the upstream server does not know the session (HTTP status ${status})`
+        : "the connection to the upstream server failed",
+    );
+    for (const id of [...this.#open.values()]) this.#fail(id, this.#away);
+    this.#initializeIds.clear();
+    this.#asked.clear();
+    void this.#get?.close();
+    this.#get = undefined;
+    // After a failed connection the server may still hold the session: its DELETE, at most once.
+    const ending = loss === "connection"
+      ? withDeadline(transport.terminateSession(), DELETE_GRACE_MS)
+      : Promise.resolve();
+    void ending.then(() => transport.close()).catch(() => {});
+    void this.#renewSession(loss, status);
+  }
+
+  /**
+   * A new session with the client's initialize params; after a failed
+   * connection first the wait, then again after each wait until one starts.
+   */
+  async #renewSession(loss: SessionLoss, status: number | undefined): Promise<void> {
+    const params = this.#setup.initializeParams ?? {};
+    const backoff = new Backoff(this.#renew.firstMs, this.#renew.maxMs);
+    let wait = loss === "connection" ? backoff.take() : 0;
+    for (;;) {
+      if (wait > 0) {
+        try {
+          await abortableDelay(wait, this.#stop.signal);
+        } catch {
+          return;
+        }
+      }
+      if (this.#closed) return;
+      const transport = this.#newTransport();
+      try {
+        const limit = this.#renew.initializeTimeoutMs;
+        await this.#own.initialize(transport, params, limit, this.#clientInitialized);
+      } catch (error) {
+        void transport.close().catch(() => {});
+        if (this.#closed) return;
+        if (isConnectionFailure(error)) this.#away = new UpstreamFailure("transport_failed");
+        wait = backoff.take();
+        this.#debug(`a new session did not start (${failureKindOf(error)}); again in ${wait} ms`);
+        continue;
+      }
+      if (this.#closed) {
+        void transport.close().catch(() => {});
+        return;
+      }
+      this.#transport = transport;
+      this.#state = "live";
+      if (this.#clientInitialized) this.#openGet(transport);
+      this.#restore(transport);
+      this.#o.info?.(
+        loss === "session"
+          ? `a new session of the upstream server started: it did not know the session (HTTP status ${status})`
+          : "a new session of the upstream server started: the connection failed, and the server answers again",
+      );
+      return;
+    }
+  }
+
+  /** The log level and the subscriptions of the client, in the new session. */
+  #restore(transport: SessionTransport): void {
+    for (const { method, params } of this.#setup.restore()) {
+      this.#own.request(transport, method, params, this.#renew.initializeTimeoutMs).catch(
+        (error) => this.#debug(`${method} of the new session failed (${failureKindOf(error)})`),
+      );
+    }
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      this.#stop.abort();
+      await this.#get?.close();
+      const transport = this.#transport;
       // The DELETE of the session (a 405 is a server that keeps it), with a deadline.
-      await withDeadline(this.#transport.terminateSession(), DELETE_GRACE_MS);
-      await this.#transport.close().catch(() => {});
+      if (this.#state !== "renewing") {
+        await withDeadline(transport.terminateSession(), DELETE_GRACE_MS);
+      }
+      await transport.close().catch(() => {});
+      this.#own.close();
       this.#http.close();
       this.#end({ kind: "closed" });
     })();

@@ -8,7 +8,7 @@
 import type { Connect } from "../upstream/link.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
 import type { LegacyOptions } from "./auto.ts";
-import type { LegacyHttpOptions } from "./http_link.ts";
+import type { LegacyHttpOptions, RenewOptions } from "./http_link.ts";
 
 /** The parts of a URL upstream that the 2025-11-25 link needs (RemoteTarget of main.ts). */
 export interface LegacyRemote {
@@ -24,6 +24,10 @@ export interface LegacyConnectOptions {
   readonly debug?: (message: string) => void;
   /** The warn line of a refusal of the proxy. */
   readonly warn?: (message: string) => void;
+  /** The info line of a new session of the upstream server (the Output channel). */
+  readonly info?: (message: string) => void;
+  /** The waits and the time limit of a new session (from the bridge's limits). */
+  readonly renew?: RenewOptions;
 }
 
 /**
@@ -45,6 +49,8 @@ export function legacyConnect(
     ...(options.tokenSource && { tokenSource: options.tokenSource }),
     ...(options.debug && { debug: options.debug }),
     ...(options.warn && { warn: options.warn }),
+    ...(options.info && { info: options.info }),
+    ...(options.renew && { renew: options.renew }),
   };
   return {
     // The v1 SDK's transport loads only for an older server at a URL.

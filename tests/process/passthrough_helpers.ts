@@ -190,14 +190,15 @@ export function nodeServer(name: keyof typeof SERVER_VERSIONS, ...args: string[]
 
 /**
  * server-everything in its Streamable HTTP mode, bound to 127.0.0.1 (it
- * binds every interface by itself) on a free port. Dispose to stop it.
+ * binds every interface by itself) on a free port, or on the port `at` (the same
+ * port again after a restart). Dispose to stop it.
  */
-export async function everythingHttp(): Promise<AsyncDisposable & { url: string }> {
+export async function everythingHttp(at = 0): Promise<AsyncDisposable & { url: string }> {
   const child = new Deno.Command("node", {
     args: [`${ROOT}tests/fixtures/everything_http.mjs`, serverEntry("everything")],
     stdout: "null",
     stderr: "piped",
-    env: { PORT: "0" },
+    env: { PORT: String(at) },
   }).spawn();
   const lines = child.stderr.pipeThrough(new TextDecoderStream());
   const reader = lines.getReader();

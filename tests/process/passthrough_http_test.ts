@@ -153,17 +153,33 @@ Deno.test("pass-through over HTTP: session, protocol version, GET stream, limits
   ok(!bridge.stderr.includes(upstream.url), "the URL is never logged");
 });
 
-Deno.test("pass-through over HTTP: a 404 for the session fails the requests with closed", async () => {
+Deno.test("pass-through over HTTP: a 404 for the session fails that request with closed; a new session takes the next", async () => {
   await using upstream = serveLegacy();
   await using bridge = new BridgeProcess(["--protocol", "auto", upstream.url]);
   await bridge.initialize({});
   await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   ok((await call(bridge, "c-1", "expire")).result);
-  strictEqual(causeOf(await call(bridge, "c-2", "echo"))?.cause, "closed");
-  // Each later request too: the bridge does not initialize again behind the client.
-  strictEqual(causeOf(await call(bridge, "c-3", "echo"))?.cause, "closed");
-  strictEqual(postsOf(upstream).filter((p) => p.message.method === "initialize").length, 1);
-  strictEqual(await bridge.exit(), 1);
+  deepStrictEqual(causeOf(await call(bridge, "c-2", "echo")), {
+    cause: "closed",
+    detail: "HTTP status 404",
+  });
+  // The info line comes once the new session is ready.
+  await waitFor("the new session", () => bridge.stderr.includes("a new session"));
+  const later = await call(bridge, "c-3", "echo");
+  deepStrictEqual(later.result, { content: [{ type: "text", text: "called echo" }] });
+  // The same initialize params, and each request sent once.
+  const initializes = postsOf(upstream).filter((p) => p.message.method === "initialize");
+  deepStrictEqual(initializes[1]!.message.params, initializes[0]!.message.params);
+  const calls = postsOf(upstream).filter((p) => p.message.method === "tools/call");
+  deepStrictEqual(calls.map((p) => (p.message.params as Json).name), ["expire", "echo", "echo"]);
+  strictEqual(new Set(calls.map((p) => p.message.id)).size, 3, "no request sent twice");
+  await bridge.closeInput();
+  strictEqual(await bridge.exit(), 0);
+  const lines = bridge.stderr.split("\n").filter((line) => line.includes("a new session"));
+  deepStrictEqual(lines.map((line) => line.replace(/^\[[^\]]*\] /, "")), [
+    "info: a new session of the upstream server started: it did not know the session (HTTP status 404)",
+  ]);
+  ok(!bridge.stderr.includes(upstream.url), "the URL is never logged");
 });
 
 Deno.test("auto over HTTP: a 404 whose body is not JSON-RPC and asks for no session stays discover_failed", async () => {

@@ -1,0 +1,98 @@
+/**
+ * The v1 SDK's `StreamableHTTPClientTransport` as the 2025-11-25 link uses
+ * it: one per session, on the link's fetch, without its own GET stream (the
+ * link opens that one: `get_stream.ts`), and what the link reads of its
+ * errors: the HTTP status only, never the message (it can hold the body of
+ * a response or the URL).
+ *
+ * @module
+ */
+
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonObject } from "../jsonrpc/message.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
+import { isConnectionFailure } from "./get_stream.ts";
+
+/** The transport of one session. */
+export type SessionTransport = StreamableHTTPClientTransport;
+
+/** Options of {@linkcode sessionTransport}. */
+export interface SessionTransportOptions {
+  readonly url: URL;
+  /** The headers of `--header-env`. */
+  readonly headers: readonly (readonly [string, string])[];
+  /** The fetch of the link. */
+  readonly fetch: typeof fetch;
+  /** Each message of the server on the POST responses. */
+  readonly onMessage: (message: JsonObject, transport: SessionTransport) => void;
+  readonly debug: (message: string) => void;
+}
+
+/** The HTTP status of an error of the SDK's transport (its code, when it is one). */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (!(error instanceof StreamableHTTPError)) return undefined;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "number" && code > 0 ? code : undefined;
+}
+
+/** Settles when `promise` does, or after `ms`; never rejects. */
+export function withDeadline(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise.then(() => {}, () => {}),
+    new Promise<void>((resolve) => timer = setTimeout(resolve, ms)),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A failure in words for a debug line: its kind and status, never the
+ * message of a fetch error (it names the URL).
+ *
+ * @example
+ * ```ts
+ * import { failureKindOf } from "./sdk_transport.ts";
+ * if (failureKindOf(new TypeError("error sending request for url (https://x/?key=1)")) !== "no connection") throw new Error();
+ * ```
+ */
+export function failureKindOf(error: unknown): string {
+  if (error instanceof UpstreamFailure) {
+    return error.status === undefined ? error.kind : `${error.kind}, HTTP status ${error.status}`;
+  }
+  const status = httpStatusOf(error);
+  if (status !== undefined) return `HTTP status ${status}`;
+  return isConnectionFailure(error) ? "no connection" : "transport error";
+}
+
+/**
+ * A transport of the SDK for one session, started. Its own GET stream is
+ * refused (a 405 that no server sent): it gives up after two failed tries.
+ * A GET with `Last-Event-ID` (the resumption of a response) goes out.
+ */
+export function sessionTransport(options: SessionTransportOptions): SessionTransport {
+  const fetchFn: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers);
+    if (init?.method === "GET" && !headers.has("last-event-id")) {
+      return Promise.resolve(new Response(null, { status: 405 }));
+    }
+    return options.fetch(input, init);
+  };
+  const transport = new StreamableHTTPClientTransport(options.url, {
+    fetch: fetchFn,
+    requestInit: { headers: Object.fromEntries(options.headers) },
+  });
+  transport.onmessage = (message: JSONRPCMessage) => {
+    options.onMessage(message as unknown as JsonObject, transport);
+  };
+  transport.onerror = (error: unknown) => {
+    const code = httpStatusOf(error);
+    const status = code === undefined ? "" : ` (HTTP status ${code})`;
+    options.debug(`the 2025-11-25 HTTP transport reported an error${status}`);
+  };
+  // It sends nothing before the first message.
+  transport.start().catch(() => {});
+  return transport;
+}

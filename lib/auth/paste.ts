@@ -39,16 +39,15 @@ export interface Pasting {
 export const MAX_PASTE_CHARS = 64 * 1024;
 
 /**
- * Reads an address as the user pastes it: a URL, or the same without its
- * `http://` (as some browsers show and copy it). Undefined for anything else.
+ * Reads an address as the user pastes it: an http(s) URL, or the redirect
+ * address without its `http://` (as some browsers show it). Undefined for
+ * anything else.
  */
 export function pastedAddress(text: string): URL | undefined {
-  for (const candidate of [text, `http://${text}`]) {
-    if (!URL.canParse(candidate)) continue;
-    const url = new URL(candidate);
-    if (url.protocol === "http:" || url.protocol === "https:") return url;
-  }
-  return undefined;
+  const candidate = /^127\.0\.0\.1[:/]/.test(text) ? `http://${text}` : text;
+  if (!URL.canParse(candidate)) return undefined;
+  const url = new URL(candidate);
+  return url.protocol === "http:" || url.protocol === "https:" ? url : undefined;
 }
 
 /**

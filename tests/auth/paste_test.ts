@@ -16,6 +16,7 @@ import { visit } from "../fixtures/auth/browser.ts";
 import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { startProvider } from "../fixtures/auth/provider.ts";
 import { freePort } from "../free_port.ts";
+import { call, setup } from "./harness.ts";
 import { waitFor } from "../wait.ts";
 
 const enc = new TextEncoder();
@@ -47,6 +48,28 @@ function testTerminal() {
   };
 }
 
+/**
+ * Counts the requests that reach the redirect listener on `port`: a spy on
+ * `Deno.serve` (the listener's server) that passes every request on.
+ * `restore` puts `Deno.serve` back.
+ */
+function spyListener(port: number): { readonly requests: string[]; restore(): void } {
+  const serve = Deno.serve;
+  const requests: string[] = [];
+  const spy = ((options: Deno.ServeTcpOptions, handler: Deno.ServeHandler<Deno.NetAddr>) =>
+    serve(
+      options,
+      options.port === port
+        ? (request, info) => {
+          requests.push(new URL(request.url).pathname);
+          return handler(request, info);
+        }
+        : handler,
+    )) as typeof Deno.serve;
+  Deno.serve = spy;
+  return { requests, restore: () => void (Deno.serve = serve) };
+}
+
 /** The servers, a store, and a `login --no-browser` running with a test terminal. */
 async function startLogin(extra: string[] = []) {
   const provider = await startProvider();
@@ -67,6 +90,7 @@ async function startLogin(extra: string[] = []) {
     () => undefined,
   );
   const t = testTerminal();
+  const listener = spyListener(port);
   let exit: number | undefined;
   const running = runLogin(command, t.log, () => undefined, t.terminal).then((code) => {
     exit = code;
@@ -89,8 +113,11 @@ async function startLogin(extra: string[] = []) {
     authorizationUrl,
     startUrl: startUrl!,
     warnings: () => t.output.filter((line) => line.includes("] warn: ")),
+    /** The paths that the redirect listener was asked for. */
+    listenerRequests: listener.requests,
     tokens: async () => (await (await TokenStore.open(`${dir}/store`)).read(resource.url)).tokens,
     close: async () => {
+      listener.restore();
       await resource.close();
       await provider.close();
       await Deno.remove(dir, { recursive: true });
@@ -155,6 +182,7 @@ Deno.test("paste: login --no-browser prints the authorization URL; a pasted redi
     w.t.paste(`  ${landed}  \r\n`);
     strictEqual(await w.running, 0, w.t.text());
     ok((await w.tokens())?.accessToken, "the tokens are stored");
+    deepStrictEqual(w.listenerRequests, [], "the listener got no request");
     ok(w.t.state.cancelled, "the reading of stdin stopped");
     strictEqual(w.t.state.opened, 1);
     ok(portIsFree(w.port), "the listener closed");
@@ -193,9 +221,11 @@ Deno.test("paste: a pasted error redirect is one warn line and login waits; the 
     w.t.end();
     strictEqual(w.exited(), false, "login waits on");
 
+    deepStrictEqual(w.listenerRequests, [], "nothing reached the listener before the browser");
     const seen = await visit(w.startUrl, "login");
     ok(seen.text.includes("The sign-in is done"), seen.text);
     strictEqual(await w.running, 0, w.t.text());
+    deepStrictEqual(w.listenerRequests, [new URL(w.startUrl).pathname, "/callback"]);
     ok((await w.tokens())?.accessToken);
     ok(!w.t.text().includes(denied) && !w.t.text().includes(failed), w.t.text());
   } finally {
@@ -249,4 +279,23 @@ Deno.test("paste: an address is a URL, or the same without http://", () => {
   strictEqual(pastedAddress("code=abc&state=def"), undefined);
   strictEqual(pastedAddress("javascript:alert(1)"), undefined);
   strictEqual(pastedAddress("not an address"), undefined);
+});
+
+Deno.test("paste: the bridge (a sign-in of a challenge, as under VS Code) with --no-browser keeps the start URL alone: no authorization URL, no paste", async () => {
+  const world = await setup({ settings: { noBrowser: true } });
+  try {
+    const pending = call(world);
+    const startUrl = await waitFor(
+      "the start URL in the log",
+      () => world.log.join("").match(/http:\/\/127\.0\.0\.1:\d+\/start\/[\w-]+/)?.[0],
+    );
+    const seen = await visit(startUrl, "login");
+    ok(seen.text.includes("The sign-in is done"), seen.text);
+    strictEqual((await pending).status, 200);
+    const log = world.log.join("");
+    ok(!log.includes(`${world.provider.issuer}/`), log);
+    ok(!log.includes("another machine"), log);
+  } finally {
+    await world.close();
+  }
 });

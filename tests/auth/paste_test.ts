@@ -251,23 +251,31 @@ Deno.test("paste: after a tampered state, --sign-in-timeout ends login (exit 1, 
   }
 });
 
-Deno.test("paste: a pasted redirect whose iss is another issuer ends the sign-in (the check of the listener's redirect)", async () => {
-  const w = await startLogin();
-  try {
-    const landed = new URL(await remoteRedirect(w.authorizationUrl, w.redirectUri));
-    ok(landed.searchParams.get("iss"), "oidc-provider sends iss (RFC 9207)");
-    landed.searchParams.set("iss", "https://mix-up.example");
-    w.t.paste(`${landed.href}\n`);
-    strictEqual(await w.running, 1);
-    const errors = w.t.output.filter((line) => line.includes("] error: "));
-    strictEqual(errors.length, 1, w.t.text());
-    ok(errors[0]!.includes("the issuer of the redirect does not match"), errors[0]);
-    strictEqual(await w.tokens(), undefined);
-    ok(!w.t.text().includes(landed.searchParams.get("code")!), w.t.text());
-  } finally {
-    await w.close();
-  }
-});
+for (
+  const [what, change] of [["is another issuer", "https://mix-up.example"], [
+    "is cut off",
+    undefined,
+  ]] as const
+) {
+  Deno.test(`paste: a pasted redirect whose iss ${what} ends the sign-in (the check of the listener's redirect)`, async () => {
+    const w = await startLogin();
+    try {
+      const landed = new URL(await remoteRedirect(w.authorizationUrl, w.redirectUri));
+      ok(landed.searchParams.get("iss"), "oidc-provider sends iss (RFC 9207)");
+      if (change === undefined) landed.searchParams.delete("iss");
+      else landed.searchParams.set("iss", change);
+      w.t.paste(`${landed.href}\n`);
+      strictEqual(await w.running, 1);
+      const errors = w.t.output.filter((line) => line.includes("] error: "));
+      strictEqual(errors.length, 1, w.t.text());
+      ok(errors[0]!.includes("the issuer of the redirect does not match"), errors[0]);
+      strictEqual(await w.tokens(), undefined);
+      ok(!w.t.text().includes(landed.searchParams.get("code")!), w.t.text());
+    } finally {
+      await w.close();
+    }
+  });
+}
 
 Deno.test("paste: an address is a URL, or the same without http://", () => {
   strictEqual(pastedAddress("http://127.0.0.1:1/callback?code=a")?.pathname, "/callback");

@@ -108,6 +108,8 @@ export async function authorize(authorization: Authorization, signal: AbortSigna
       listener.redirect(),
       delivered.then(() => listener.redirect()),
     ]);
+    // The redirect came (the browser's or a paste): no more pastes are read.
+    await pasting?.stop();
     const step = http.step("token request");
     let tokens;
     try {

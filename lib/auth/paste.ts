@@ -101,7 +101,13 @@ export function readPastes(
       );
     }
   };
-  const reader = input.open().getReader();
+  let reader: ReadableStreamDefaultReader<Uint8Array>;
+  try {
+    reader = input.open().getReader();
+  } catch {
+    // No stdin to read (closed): the listener waits alone.
+    return { stop: () => Promise.resolve() };
+  }
   let stopped = false;
   const reading = (async () => {
     const decoder = new TextDecoder();
@@ -134,6 +140,7 @@ export function readPastes(
     }
   })();
   return {
+    /** Stops the reading (it can be called again). */
     async stop() {
       stopped = true;
       await reader.cancel().catch(() => {});

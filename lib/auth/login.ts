@@ -1,10 +1,11 @@
 /**
  * `mcp-bridge-vscode login URL [sign-in options]`: a sign-in from a
  * terminal (the browser, or `--no-browser` and the start URL on stderr) that
- * fills the token store. With `--no-browser` it prints the authorization URL
- * too, for a browser on another machine, and it reads the redirect address
- * that the user pastes on stdin (`paste.ts`). A bridge in VS Code's sandbox (`SANDBOX_RUNTIME=1`)
- * then uses and refreshes the stored tokens without a browser. It takes the
+ * fills the token store. It also reads the redirect address that the user
+ * pastes on stdin, and with `--no-browser` it prints the authorization URL
+ * for a browser on another machine (`paste.ts`). A bridge in VS Code's
+ * sandbox (`SANDBOX_RUNTIME=1`) then uses and refreshes the stored tokens
+ * without a browser. It takes the
  * command line of the bridge (the sign-in options and the HTTP flags of a
  * URL; `cli/command_line.ts` parses it), so that it signs in with the same
  * redirect port, client and store.

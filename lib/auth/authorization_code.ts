@@ -21,6 +21,7 @@ import type { OpenBrowser } from "./browser.ts";
 import { authorizationUrlIsValid } from "./checks.ts";
 import type { ServerInfo } from "./discovery.ts";
 import { isSignInFailure, signInFailure } from "./failures.ts";
+import { type PasteInput, type Pasting, readPastes } from "./paste.ts";
 import { pageReason, type RedirectListener } from "./redirect.ts";
 import { chooseClient, type ClientSettings } from "./registration.ts";
 import type { SignInHttp } from "./sign_in_fetch.ts";
@@ -51,6 +52,8 @@ export interface Authorization {
   readonly http: SignInHttp;
   /** The client's URL prompt at the time the start URL goes out, if it has one. */
   readonly prompt: () => UrlPrompt | undefined;
+  /** `login`: the redirect address can also be pasted on its stdin (`paste.ts`). */
+  readonly paste?: PasteInput;
   readonly log: Logger;
 }
 
@@ -92,8 +95,12 @@ export async function authorize(authorization: Authorization, signal: AbortSigna
   const onAbort = () =>
     listener.fail(signInFailure("sign_in_timeout"), "The time limit of the sign-in passed.");
   signal.addEventListener("abort", onAbort, { once: true });
+  let pasting: Pasting | undefined;
   try {
     log.info(`sign-in needed: open ${listener.startUrl} in a browser to sign in`);
+    if (authorization.paste !== undefined) {
+      pasting = readPastes(authorization.paste, listener, started.authorizationUrl.href, log);
+    }
     // The redirect can come before the client answers the prompt (it answers after the browser).
     const delivered = deliver(authorization, listener.startUrl, signal);
     delivered.catch(() => {});
@@ -101,6 +108,8 @@ export async function authorize(authorization: Authorization, signal: AbortSigna
       listener.redirect(),
       delivered.then(() => listener.redirect()),
     ]);
+    // The redirect came (the browser's or a paste): no more pastes are read.
+    await pasting?.stop();
     const step = http.step("token request");
     let tokens;
     try {
@@ -140,6 +149,7 @@ export async function authorize(authorization: Authorization, signal: AbortSigna
     throw error;
   } finally {
     signal.removeEventListener("abort", onAbort);
+    await pasting?.stop();
   }
 }
 

@@ -1,8 +1,11 @@
 /**
  * `mcp-bridge-vscode login URL [sign-in options]`: a sign-in from a
  * terminal (the browser, or `--no-browser` and the start URL on stderr) that
- * fills the token store. A bridge in VS Code's sandbox (`SANDBOX_RUNTIME=1`)
- * then uses and refreshes the stored tokens without a browser. It takes the
+ * fills the token store. It also reads the redirect address that the user
+ * pastes on stdin, and with `--no-browser` it prints the authorization URL
+ * for a browser on another machine (`paste.ts`). A bridge in VS Code's
+ * sandbox (`SANDBOX_RUNTIME=1`) then uses and refreshes the stored tokens
+ * without a browser. It takes the
  * command line of the bridge (the sign-in options and the HTTP flags of a
  * URL; `cli/command_line.ts` parses it), so that it signs in with the same
  * redirect port, client and store.
@@ -17,6 +20,17 @@ import type { RemoteTarget } from "../upstream/http_options.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { type AuthSettings, createSignIn, executableName } from "./options.ts";
 import { signInFetch, SignInHttp } from "./sign_in_fetch.ts";
+
+/**
+ * The terminal of `login`: the lines that the user pastes, and where the
+ * authorization URL goes. Without it, `login` reads no paste.
+ */
+export interface LoginTerminal {
+  /** Opens the pasted lines (stdin), when the sign-in waits for the redirect. */
+  readonly input: () => ReadableStream<Uint8Array>;
+  /** Writes to the terminal (stderr, as the log). */
+  readonly write: (text: string) => void;
+}
 
 /** What `login` was asked. */
 export interface LoginCommand {
@@ -67,6 +81,7 @@ export async function runLogin(
   command: LoginCommand,
   log: Logger,
   env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+  terminal?: LoginTerminal,
 ): Promise<number> {
   const fetchFn = signInFetch(command.remote.caCerts);
   // The terminal is outside VS Code's sandbox: login is the way out of it.
@@ -79,7 +94,12 @@ export async function runLogin(
   });
   const limit = AbortSignal.timeout(command.auth.signInTimeoutMs);
   try {
-    await source.signInNow(await challengeOf(command.remote, fetchFn, limit), limit);
+    const paste = terminal && {
+      open: terminal.input,
+      write: terminal.write,
+      showUrl: command.auth.noBrowser,
+    };
+    await source.signInNow(await challengeOf(command.remote, fetchFn, limit), limit, paste);
   } catch (error) {
     if (!(error instanceof UpstreamFailure)) throw error;
     const failure = mapUpstreamFailure(error, "login", "");

@@ -20,6 +20,45 @@ export interface RedirectResult {
 /** The end of a sign-in as the browser page tells it. */
 export type PageOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
+/**
+ * What the query of a redirect means for the sign-in of `state`: its code,
+ * the failure that it ends the sign-in with (with what the page says), or
+ * `other`, a redirect of another sign-in (no `state`, or another one).
+ */
+export type RedirectCheck =
+  | { readonly kind: "code"; readonly result: RedirectResult }
+  | { readonly kind: "failure"; readonly failure: UpstreamFailure; readonly reason: string }
+  | { readonly kind: "other" };
+
+/** Checks the query of a redirect against the `state` of the sign-in (undefined before it). */
+export function checkRedirect(params: URLSearchParams, state: string | undefined): RedirectCheck {
+  if (state === undefined || params.get("state") !== state) return { kind: "other" };
+  const error = params.get("error");
+  const code = params.get("code");
+  if (error !== null) {
+    const safe = safeErrorCode(error);
+    return safe === "access_denied"
+      ? {
+        kind: "failure",
+        failure: signInFailure("sign_in_denied"),
+        reason: "The authorization server refused the access.",
+      }
+      : {
+        kind: "failure",
+        failure: signInFailure("sign_in_error", safe),
+        reason: `The authorization server sent the error ${safe}.`,
+      };
+  }
+  if (code === null || code === "") {
+    return {
+      kind: "failure",
+      failure: signInFailure("sign_in_failed", "the redirect has no code"),
+      reason: "The redirect has no authorization code.",
+    };
+  }
+  return { kind: "code", result: { code, iss: params.get("iss") ?? undefined } };
+}
+
 /** A code of an OAuth error that is safe to show and log (RFC 6749 allows no more). */
 export function safeErrorCode(code: string): string {
   return /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(code) && !/\s/.test(code) ? code : "invalid";
@@ -126,6 +165,27 @@ export class RedirectListener {
     await this.#server.shutdown().catch(() => {});
   }
 
+  /**
+   * The redirect address that the user pasted into `login` (the browser was
+   * on another machine): the checks of `/callback`. Only a code ends the
+   * wait, as if the browser had come back; the first of the two wins, and
+   * the other gets `other`. An error redirect or a redirect without a code
+   * is given back, and the sign-in waits on.
+   */
+  paste(url: URL): RedirectCheck {
+    const check = this.#check(url.searchParams);
+    if (check.kind === "code") {
+      this.#redirected = true;
+      this.#settle.resolve(check.result);
+    }
+    return check;
+  }
+
+  /** The redirect checked against this sign-in: none is taken after the first. */
+  #check(params: URLSearchParams): RedirectCheck {
+    return this.#redirected ? { kind: "other" } : checkRedirect(params, this.#state);
+  }
+
   async #handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === this.#startPath && request.method === "GET") return this.#start();
@@ -161,32 +221,14 @@ export class RedirectListener {
   }
 
   async #callback(url: URL): Promise<Response> {
-    const params = url.searchParams;
-    if (this.#state === undefined || params.get("state") !== this.#state || this.#redirected) {
+    const check = this.#check(url.searchParams);
+    if (check.kind === "other") {
       // Not the redirect of this sign-in: another tab, an old link, or a forgery.
       return page(400, "Not this sign-in", "This page is not for the current sign-in.");
     }
     this.#redirected = true;
-    const error = params.get("error");
-    const code = params.get("code");
-    if (error !== null) {
-      const safe = safeErrorCode(error);
-      if (safe === "access_denied") {
-        this.fail(signInFailure("sign_in_denied"), "The authorization server refused the access.");
-      } else {
-        this.fail(
-          signInFailure("sign_in_error", safe),
-          `The authorization server sent the error ${safe}.`,
-        );
-      }
-    } else if (code === null || code === "") {
-      this.fail(
-        signInFailure("sign_in_failed", "the redirect has no code"),
-        "The redirect has no authorization code.",
-      );
-    } else {
-      this.#settle.resolve({ code, iss: params.get("iss") ?? undefined });
-    }
+    if (check.kind === "failure") this.fail(check.failure, check.reason);
+    else this.#settle.resolve(check.result);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const outcome = await Promise.race([
       this.#page,

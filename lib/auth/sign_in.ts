@@ -23,6 +23,7 @@ import { discover } from "./discovery.ts";
 import { refreshEntry, storedClient } from "./refresh.ts";
 import { SignInHttp } from "./sign_in_fetch.ts";
 import { isSignInFailure, sandboxLine, signInFailure, timeoutFailure } from "./failures.ts";
+import type { PasteInput } from "./paste.ts";
 import { signInScope } from "./scope.ts";
 import { RedirectListener } from "./redirect.ts";
 import { usable } from "./token_life.ts";
@@ -54,6 +55,8 @@ interface SignInRequest {
   readonly refused: string | undefined;
   /** `login`: sign in even when the store has a usable token. */
   readonly force?: boolean;
+  /** `login`: the redirect address can also be pasted on its stdin. */
+  readonly paste?: PasteInput;
 }
 
 /** The token source of an upstream server at a URL. */
@@ -203,11 +206,13 @@ export class SignIn implements TokenSource {
 
   /**
    * `login`: a new sign-in now, whatever the store holds; `challenge` is what
-   * an unauthenticated request to the server answered, if anything.
+   * an unauthenticated request to the server answered, if anything; `paste`,
+   * where the user can paste the redirect address too.
    */
   async signInNow(
     challenge: { readonly scope?: string; readonly resourceMetadataUrl?: URL },
     signal: AbortSignal,
+    paste?: PasteInput,
   ): Promise<void> {
     await this.#signIn({
       challengeScope: challenge.scope,
@@ -215,6 +220,7 @@ export class SignIn implements TokenSource {
       stepUp: false,
       refused: undefined,
       force: true,
+      ...(paste !== undefined && { paste }),
     }, signal);
   }
 
@@ -340,6 +346,7 @@ export class SignIn implements TokenSource {
         listener,
         http,
         prompt: () => this.#prompt,
+        ...(request.paste !== undefined && { paste: request.paste }),
         log: this.#log,
       }, signal);
     } finally {

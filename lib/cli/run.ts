@@ -106,7 +106,11 @@ function login(argv: readonly string[], io: CliIo): Promise<number> {
   return orUsage(async () => {
     const command = parseLogin(argv, io.env);
     const { runLogin } = await import("../auth/login.ts");
-    return await runLogin(command, createLogger(PROFILE.name, "info", io.stderr));
+    // The terminal of login: the redirect address can be pasted on stdin (not the protocol here).
+    return await runLogin(command, createLogger(PROFILE.name, "info", io.stderr), undefined, {
+      input: () => Deno.stdin.readable,
+      write: io.stderr,
+    });
   }, io);
 }
 

@@ -1,7 +1,8 @@
 /**
  * `login URL` end to end: the real program signs in from a "terminal" (the
- * test browser of `BROWSER`, or `--no-browser` and the URL on stderr) with
- * oidc-provider, and fills the store; then bridges with SANDBOX_RUNTIME=1
+ * test browser of `BROWSER`, or `--no-browser` and the URL on stderr, or the
+ * redirect address of a browser on another machine pasted on its stdin)
+ * with oidc-provider, and fills the store; then bridges with SANDBOX_RUNTIME=1
  * (VS Code's sandbox) call a tool with the stored token, and refresh it once
  * it expired, without a browser. A needed new sign-in there is `sandbox`,
  * and its log line names `login` without the URL's path. The exit 2 of a
@@ -14,6 +15,7 @@ import { writeBrowserScript } from "../fixtures/auth/browser_script.ts";
 import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { startProvider } from "../fixtures/auth/provider.ts";
 import { freePort } from "../free_port.ts";
+import { waitFor } from "../wait.ts";
 import { BridgeProcess, connectV1, DENO, ROOT, runBridge } from "./helpers.ts";
 
 async function storeEntry(store: string): Promise<{
@@ -140,6 +142,106 @@ Deno.test("process: login --no-browser prints the start URL on stderr; a failed 
     ok(
       errors[0]!.includes("login failed") && errors[0]!.includes("token request: HTTP status 503"),
     );
+  } finally {
+    await w.close();
+  }
+});
+
+/** `login --no-browser` of the program, with its stdin open for the test to write. */
+function spawnLogin(args: string[]) {
+  const child = new Deno.Command(DENO, {
+    args: ["run", "-q", "-P", `${ROOT}main.ts`, "login", ...args, "--no-browser"],
+    cwd: ROOT,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const reading = (async () => {
+    for await (const text of child.stderr.pipeThrough(new TextDecoderStream())) stderr += text;
+  })();
+  const stdout = new Response(child.stdout).text();
+  const stdin = child.stdin.getWriter();
+  const enc = new TextEncoder();
+  return {
+    stderr: () => stderr,
+    paste: (text: string) => stdin.write(enc.encode(text)),
+    /** The exit of login, with stdin still open: login does not wait for its end. */
+    exit: async () => {
+      const status = await child.status;
+      await reading;
+      return { code: status.code, stdout: await stdout };
+    },
+    [Symbol.asyncDispose]: async () => {
+      await stdin.close().catch(() => {});
+      try {
+        child.kill();
+      } catch {
+        // exited
+      }
+      await child.status;
+      await reading;
+      await stdout;
+    },
+  };
+}
+
+Deno.test("process: login --no-browser prints the authorization URL; the redirect address pasted on stdin completes the sign-in, with no request to the listener", async () => {
+  const w = await setup();
+  try {
+    await using login = spawnLogin(w.args);
+    const port = w.args[w.args.indexOf("--redirect-port") + 1];
+    const redirectUri = `http://127.0.0.1:${port}/callback`;
+    // On a line of its own: the authorization URL at the provider.
+    const authorizationUrl = await waitFor(
+      "the authorization URL",
+      () => login.stderr().split("\n").find((line) => line.startsWith(`${w.provider.issuer}/`)),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    ok(login.stderr().includes("paste here the address"), login.stderr());
+    // A browser on another machine: it signs in and ends on the redirect, which it cannot load.
+    const seen = await visit(authorizationUrl, "login", { landing: redirectUri });
+    ok(seen.landed, JSON.stringify(seen));
+    const code = new URL(seen.landed).searchParams.get("code")!;
+    const tampered = new URL(seen.landed);
+    tampered.searchParams.set("state", "tampered-state-0123456789");
+    await login.paste(`some garbage 42\n${tampered.href}\n`);
+    await waitFor("two warn lines", () => login.stderr().split("warn: ").length === 3, {
+      timeoutMs: 30_000,
+    });
+    await login.paste(`${seen.landed}\n`);
+    const { code: exit, stdout } = await login.exit();
+    strictEqual(exit, 0, login.stderr());
+    strictEqual(stdout, "");
+    strictEqual(await w.opens(), 0, "no browser");
+    ok((await storeEntry(w.store)).tokens.accessToken, "the tokens are stored");
+    ok(login.stderr().includes("the tokens are stored"), login.stderr());
+    const stderr = login.stderr();
+    for (const pasted of [code, seen.landed, tampered.href, "tampered-state", "some garbage"]) {
+      ok(!stderr.includes(pasted), `stderr shows the pasted ${pasted}: ${stderr}`);
+    }
+    deepStrictEqual(w.leaks(stderr), []);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("process: login --no-browser with nothing pasted and stdin open: the browser's redirect completes it, and login exits", async () => {
+  const w = await setup();
+  try {
+    await using login = spawnLogin(w.args);
+    const startUrl = await waitFor(
+      "the start URL",
+      () => login.stderr().match(/http:\/\/127\.0\.0\.1:\d+\/start\/[\w-]+/)?.[0],
+      { timeoutMs: 30_000 },
+    );
+    const seen = await visit(startUrl, "login");
+    ok(seen.text.includes("The sign-in is done"), seen.text);
+    strictEqual((await login.exit()).code, 0, login.stderr());
+    ok((await storeEntry(w.store)).tokens.accessToken);
+    deepStrictEqual(w.leaks(login.stderr()), []);
   } finally {
     await w.close();
   }

@@ -72,6 +72,26 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     commands: SERVE,
   },
   {
+    name: "tool",
+    type: "string",
+    multiple: true,
+    value: "GLOB",
+    help: "Show only the tools whose name matches GLOB (* matches any run of characters, " +
+      "case-sensitive; repeatable)",
+    group: "bridge",
+    commands: SERVE,
+  },
+  {
+    name: "ignore-tool",
+    type: "string",
+    multiple: true,
+    value: "GLOB",
+    help: "Hide the tools whose name matches GLOB, also when --tool matches them (repeatable); " +
+      "a call of a hidden tool gets an error and never reaches the server",
+    group: "bridge",
+    commands: SERVE,
+  },
+  {
     name: "header-env",
     type: "string",
     multiple: true,

@@ -199,6 +199,7 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
       legacy: legacyConnect(remote, spawn, { debug, ...(tokenSource && { tokenSource }) }),
     }),
     output: io.output,
+    ...(cli.tools && { tools: cli.tools }),
   };
 }
 

@@ -18,6 +18,7 @@ import { probeUpstream } from "./probe.ts";
 import { Report } from "./report.ts";
 import { checkSandbox, sandboxNeeds } from "./sandbox.ts";
 import { checkSignIn, type SignInState, StoredToken } from "./sign_in_state.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /** The server entry that `doctor` examines: the `run` command of main.ts. */
 export interface DoctorCommand {
@@ -30,6 +31,8 @@ export interface DoctorCommand {
   readonly auth?: AuthSettings;
   /** `--protocol` (`2026-07-28` or `auto`), where the command line has it. */
   readonly protocol?: string;
+  /** `--tool` and `--ignore-tool`: the report names the tools that they hide. */
+  readonly tools?: ToolFilter;
 }
 
 /** What `doctor` needs besides the command. */
@@ -101,6 +104,7 @@ export async function runDoctor(cli: DoctorCommand, context: DoctorContext): Pro
     version: context.version,
     log,
     passThrough: cli.protocol === "auto",
+    ...(cli.tools && { tools: cli.tools }),
   }, report);
   const signInNeeded = stored.challenged !== undefined;
   if (signInNeeded && !probe.ready) {

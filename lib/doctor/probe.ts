@@ -19,6 +19,8 @@ import { UPSTREAM_PROTOCOL_VERSION } from "../upstream/envelope.ts";
 import type { Connect } from "../upstream/link.ts";
 import type { Report } from "./report.ts";
 import { repairsOf } from "./repairs.ts";
+import { HiddenTools } from "./hidden_tools.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /** The client that VS Code is, as the bridge sees it at initialize. */
 export const VSCODE_CLIENT = {
@@ -48,6 +50,8 @@ export interface ProbeOptions {
   readonly log: Logger;
   /** `--protocol auto`: the bridge passes an upstream of revision 2025-11-25 through. */
   readonly passThrough?: boolean;
+  /** `--tool` and `--ignore-tool`: the report names the tools that they hide. */
+  readonly tools?: ToolFilter | undefined;
 }
 
 /** How the probe ended. */
@@ -98,6 +102,9 @@ async function checkList(
   const limit = options.limits.list_timeout_ms;
   let cursor: string | undefined;
   let items = 0;
+  const hidden = method === "tools/list" && options.tools
+    ? new HiddenTools(options.tools)
+    : undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     let result: Json;
     try {
@@ -115,6 +122,8 @@ async function checkList(
     }
     const key = method === "resources/templates/list" ? "resourceTemplates" : method.split("/")[0]!;
     if (Array.isArray(result[key])) items += (result[key] as Json[]).length;
+    // The repairs are those of the tools that VS Code sees.
+    hidden?.page(result);
     for (const line of repairsOf(method, result, options.profile.quirks, icons)) {
       report.add("repair", line);
     }
@@ -122,6 +131,7 @@ async function checkList(
     if (cursor === undefined) break;
   }
   report.add("ok", `${method}: ${items} ${items === 1 ? "item" : "items"}.`);
+  hidden?.report(items, report);
 }
 
 /**
@@ -227,6 +237,9 @@ export async function probeUpstream(options: ProbeOptions, report: Report): Prom
     }
     const capabilities = initializeCapabilities(discover.capabilities);
     report.add("ok", `Capabilities: ${capabilityWords(capabilities)}.`);
+    if (options.tools && !isObject(capabilities.tools)) {
+      report.add("note", "The server declares no tools: --tool and --ignore-tool hide nothing.");
+    }
     for (const method of listsOf(capabilities)) {
       await checkList(session, method, options, report);
     }

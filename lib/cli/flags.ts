@@ -76,8 +76,8 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     type: "string",
     multiple: true,
     value: "GLOB",
-    help: "Show only the tools whose name matches GLOB (* matches any run of characters, " +
-      "case-sensitive; repeatable)",
+    help: "Show only the tools whose names match GLOB, where * matches any run of " +
+      "characters (repeatable; case-sensitive)",
     group: "bridge",
     commands: SERVE,
   },
@@ -86,8 +86,8 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     type: "string",
     multiple: true,
     value: "GLOB",
-    help: "Hide the tools whose name matches GLOB, also when --tool matches them (repeatable); " +
-      "a call of a hidden tool gets an error and never reaches the server",
+    help: "Hide the tools whose names match GLOB, also those that --tool shows " +
+      "(repeatable); a call of a hidden tool never reaches the server",
     group: "bridge",
     commands: SERVE,
   },

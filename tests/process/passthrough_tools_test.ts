@@ -6,7 +6,7 @@
  * of a hidden tool is the bridge's error, not the server's.
  */
 
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok } from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { bridged, direct, everythingHttp, nodeServer } from "./passthrough_helpers.ts";

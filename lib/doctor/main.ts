@@ -19,6 +19,7 @@ import { Report } from "./report.ts";
 import { checkSandbox, sandboxNeeds } from "./sandbox.ts";
 import { checkSignIn, type SignInState, StoredToken } from "./sign_in_state.ts";
 import type { ToolFilter } from "../translate/tool_filter.ts";
+import { legacyConnect } from "../legacy/wiring.ts";
 
 /** The server entry that `doctor` examines: the `run` command of main.ts. */
 export interface DoctorCommand {
@@ -105,6 +106,11 @@ export async function runDoctor(cli: DoctorCommand, context: DoctorContext): Pro
     log,
     passThrough: cli.protocol === "auto",
     ...(cli.tools && { tools: cli.tools }),
+    // The pass-through of a URL speaks the 2025-11-25 transport (its session), as the bridge.
+    ...(cli.remote && cli.protocol === "auto" && {
+      legacyConnect: legacyConnect(cli.remote, connect, signIn ? { tokenSource: stored } : {})
+        .connect,
+    }),
   }, report);
   const signInNeeded = stored.challenged !== undefined;
   if (signInNeeded && !probe.ready) {

@@ -52,6 +52,11 @@ export interface ProbeOptions {
   readonly passThrough?: boolean;
   /** `--tool` and `--ignore-tool`: the report names the tools that they hide. */
   readonly tools?: ToolFilter | undefined;
+  /**
+   * With `passThrough`: the link of revision 2025-11-25 that the bridge then
+   * uses (the 2025-11-25 HTTP transport for a URL); default `connect`.
+   */
+  readonly legacyConnect?: Connect | undefined;
 }
 
 /** How the probe ended. */
@@ -134,28 +139,56 @@ async function checkList(
   hidden?.report(items, report);
 }
 
+/** An upstream session of revision 2025-11-25 that answered initialize. */
+interface LegacySession {
+  readonly revision: string;
+  readonly capabilities: JsonObject;
+  readonly session: UpstreamClient;
+}
+
 /**
- * Whether the upstream answers `initialize` of revision 2025-11-25: the
- * revision it speaks then, else undefined.
+ * Whether the upstream answers `initialize` of revision 2025-11-25: its
+ * session (the caller closes it), else undefined.
  */
-async function legacyRevision(options: ProbeOptions): Promise<string | undefined> {
+async function legacySession(options: ProbeOptions): Promise<LegacySession | undefined> {
   let session: UpstreamClient | undefined;
   try {
-    const link = await options.connect();
-    session = new UpstreamClient(link, { ...VSCODE_CLIENT, debug: () => {} });
+    const connect = options.passThrough && options.legacyConnect
+      ? options.legacyConnect
+      : options.connect;
+    session = new UpstreamClient(await connect(), { ...VSCODE_CLIENT, debug: () => {} });
     const result = await session.request("initialize", {
       protocolVersion: LEGACY_REVISION,
       capabilities: VSCODE_CLIENT.capabilities,
       clientInfo: VSCODE_CLIENT.clientInfo,
     }, { timeoutMs: options.limits.discover_timeout_ms });
-    return isObject(result) && typeof result.protocolVersion === "string"
-      ? result.protocolVersion
-      : undefined;
+    if (isObject(result) && typeof result.protocolVersion === "string") {
+      const capabilities = isObject(result.capabilities) ? result.capabilities : {};
+      return { revision: result.protocolVersion, capabilities, session };
+    }
   } catch {
-    return undefined;
-  } finally {
-    await session?.close();
+    // Not a server of that revision either.
   }
+  await session?.close();
+  return undefined;
+}
+
+/**
+ * The tools of a server that the pass-through serves, when `--tool` or
+ * `--ignore-tool` is given: the report names those that they hide.
+ */
+async function checkLegacyTools(
+  legacy: LegacySession,
+  options: ProbeOptions,
+  report: Report,
+): Promise<void> {
+  if (!options.tools) return;
+  if (!isObject(legacy.capabilities.tools)) {
+    report.add("note", "The server declares no tools: --tool and --ignore-tool hide nothing.");
+    return;
+  }
+  await legacy.session.link.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await checkList(legacy.session, "tools/list", options, report);
 }
 
 /**
@@ -185,18 +218,24 @@ export async function probeUpstream(options: ProbeOptions, report: Report): Prom
     const cause = data.cause ?? "internal";
     const reason = failureSummary(started.error);
     if (cause === "discover_failed") {
-      const legacy = await legacyRevision(options);
+      const legacy = await legacySession(options);
       if (legacy !== undefined && options.passThrough) {
         report.add(
           "ok",
-          `The upstream server speaks revision ${legacy}: with --protocol auto the bridge passes it through to VS Code.`,
+          `The upstream server speaks revision ${legacy.revision}: with --protocol auto the bridge passes it through to VS Code.`,
         );
+        try {
+          await checkLegacyTools(legacy, options, report);
+        } finally {
+          await legacy.session.close();
+        }
         return { ready: false, cause };
       }
       if (legacy !== undefined) {
+        await legacy.session.close();
         report.add(
           "break",
-          `The upstream server speaks revision ${legacy} (it answered initialize), not ${UPSTREAM_PROTOCOL_VERSION} (server/discover: ${reason}). ` +
+          `The upstream server speaks revision ${legacy.revision} (it answered initialize), not ${UPSTREAM_PROTOCOL_VERSION} (server/discover: ${reason}). ` +
             "Start the bridge with --protocol auto to pass it through, or give VS Code the server itself.",
         );
         return { ready: false, cause };

@@ -10,6 +10,7 @@ import { deepStrictEqual, ok } from "node:assert/strict";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { bridged, direct, everythingHttp, nodeServer } from "./passthrough_helpers.ts";
+import { runBridge } from "./helpers.ts";
 
 /** The names of every page of tools/list. */
 async function toolNames(client: Client): Promise<string[]> {
@@ -60,3 +61,12 @@ for (const transport of ["stdio", "http"] as const) {
     }
   });
 }
+
+Deno.test("doctor, pass-through over HTTP: the tools that --tool and --ignore-tool hide, on the session of revision 2025-11-25", async () => {
+  await using http = await everythingHttp();
+  const out = await runBridge(["doctor", "--protocol", "auto", ...FLAGS, http.url]);
+  ok(out.code === 0, out.stdout + out.stderr);
+  ok(out.stdout.includes("--tool and --ignore-tool hide "), out.stdout);
+  ok(out.stdout.includes('"get-tiny-image"') && out.stdout.includes('"trigger-sampling-request"'));
+  ok(!out.stdout.includes('"get-sum"'), out.stdout);
+});

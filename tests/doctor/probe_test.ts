@@ -148,8 +148,7 @@ Deno.test("probe: --tool and --ignore-tool: the hidden tools named, a glob that 
     "ok Capabilities: tools (listChanged), prompts (listChanged), resources (subscribe, listChanged), completion, log messages.",
     // No repair of 'echo': VS Code does not see it.
     "ok tools/list: 6 items.",
-    '--tool and --ignore-tool hide 2 of 6 tools, which VS Code does not see: "echo", "slow".'
-      .replace(/^/, "note "),
+    'note --tool and --ignore-tool hide 2 of 6 tools, which VS Code does not see: "echo", "slow".',
     'note --ignore-tool "nothing_*" matches no tool of the server.',
     "ok prompts/list: 1 item.",
   ]);

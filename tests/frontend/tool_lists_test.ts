@@ -65,7 +65,10 @@ Deno.test("tool lists: VS Code sees only the shown tools; a hidden tool's call i
   await client.connect(transport);
   try {
     const listed = await client.listTools();
-    deepStrictEqual(listed.tools.map((t: { name: string }) => t.name).sort(), ["echo", "secret_read"]);
+    deepStrictEqual(listed.tools.map((t: { name: string }) => t.name).sort(), [
+      "echo",
+      "secret_read",
+    ]);
     for (const hidden of ["secret_write", "dangerous_delete", "ECHO", "echo2"]) {
       const error = await callError(client, hidden);
       strictEqual(error.code, -32602);

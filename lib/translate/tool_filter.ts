@@ -70,10 +70,12 @@ export function globMatches(glob: string, name: string): boolean {
  * ```
  */
 export function shownToolName(name: string): string {
-  const chars = Array.from(name);
-  const cut = chars.length > SHOWN_NAME_CHARS
-    ? chars.slice(0, SHOWN_NAME_CHARS).join("") + "…"
-    : name;
+  // The end of the first SHOWN_NAME_CHARS code points, without reading the rest of a long name.
+  let end = 0;
+  for (let n = 0; n < SHOWN_NAME_CHARS && end < name.length; n++) {
+    end += name.codePointAt(end)! > 0xffff ? 2 : 1;
+  }
+  const cut = end < name.length ? name.slice(0, end) + "…" : name;
   return JSON.stringify(cut).replace(
     /[\p{Cc}\p{Cf}\p{Co}\p{Cs}\u2028\u2029]/gu,
     (char) => {

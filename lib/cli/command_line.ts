@@ -28,6 +28,7 @@ import {
 } from "../auth/options.ts";
 import type { LoginCommand } from "../auth/login.ts";
 import type { LogoutCommand } from "../auth/logout.ts";
+import { globProblem, ToolFilter } from "../translate/tool_filter.ts";
 import { flagNames, optionsOf } from "./flags.ts";
 import { usageReason } from "./usage.ts";
 
@@ -48,6 +49,8 @@ export type Command =
     readonly remote?: RemoteTarget;
     /** The sign-in options of a URL upstream. */
     readonly auth?: AuthSettings;
+    /** `--tool` and `--ignore-tool`, when either is given. */
+    readonly tools?: ToolFilter;
   };
 
 /** The command line of a bridge that runs (not `--help` or `--version`). */
@@ -141,6 +144,7 @@ export function parseCommandLine(argv: readonly string[], env: Env = ENV): Comma
   if (typeof name === "string" && name.trim() === "") throw new UsageError("--name needs a name");
   const limits = parseLimitFlags(values);
   if (!limits.ok) throw new UsageError(limits.message);
+  const tools = toolFilterOf(values);
   return {
     kind: "run",
     command: command!,
@@ -153,7 +157,22 @@ export function parseCommandLine(argv: readonly string[], env: Env = ENV): Comma
     logLevel,
     limits: limits.limits,
     protocol,
+    ...(tools && { tools }),
   };
+}
+
+/** The filter of `--tool` and `--ignore-tool`; an empty glob is a usage error. */
+function toolFilterOf(values: Record<string, unknown>): ToolFilter | undefined {
+  const lists: Record<"tool" | "ignore-tool", string[]> = { "tool": [], "ignore-tool": [] };
+  for (const flag of ["tool", "ignore-tool"] as const) {
+    const given = values[flag];
+    for (const glob of Array.isArray(given) ? given : []) {
+      const problem = globProblem(String(glob));
+      if (problem) throw new UsageError(`--${flag} ${problem}`);
+      lists[flag].push(String(glob));
+    }
+  }
+  return ToolFilter.of({ tools: lists.tool, ignoreTools: lists["ignore-tool"] });
 }
 
 /**

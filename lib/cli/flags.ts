@@ -72,6 +72,26 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     commands: SERVE,
   },
   {
+    name: "tool",
+    type: "string",
+    multiple: true,
+    value: "GLOB",
+    help: "Show only the tools whose names match GLOB, where * matches any run of " +
+      "characters (repeatable; case-sensitive)",
+    group: "bridge",
+    commands: SERVE,
+  },
+  {
+    name: "ignore-tool",
+    type: "string",
+    multiple: true,
+    value: "GLOB",
+    help: "Hide the tools whose names match GLOB, also those that --tool shows " +
+      "(repeatable); a call of a hidden tool never reaches the server",
+    group: "bridge",
+    commands: SERVE,
+  },
+  {
     name: "header-env",
     type: "string",
     multiple: true,

@@ -248,6 +248,7 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
       }),
     }),
     output: io.output,
+    ...(cli.tools && { tools: cli.tools }),
   };
 }
 

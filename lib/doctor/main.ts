@@ -18,6 +18,8 @@ import { probeUpstream } from "./probe.ts";
 import { Report } from "./report.ts";
 import { checkSandbox, sandboxNeeds, type SandboxSnippet } from "./sandbox.ts";
 import { checkSignIn, type SignInState, StoredToken } from "./sign_in_state.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
+import { legacyConnect } from "../legacy/wiring.ts";
 
 /** The server entry that `doctor` examines: the `run` command of main.ts. */
 export interface DoctorCommand {
@@ -30,6 +32,8 @@ export interface DoctorCommand {
   readonly auth?: AuthSettings;
   /** `--protocol` (`2026-07-28` or `auto`), where the command line has it. */
   readonly protocol?: string;
+  /** `--tool` and `--ignore-tool`: the report names the tools that they hide. */
+  readonly tools?: ToolFilter;
 }
 
 /** What `doctor` needs besides the command. */
@@ -91,6 +95,12 @@ export async function runDoctor(cli: DoctorCommand, context: DoctorContext): Pro
     version: context.version,
     log,
     passThrough: cli.protocol === "auto",
+    ...(cli.tools && { tools: cli.tools }),
+    // The pass-through of a URL speaks the 2025-11-25 transport (its session), as the bridge.
+    ...(cli.remote && cli.protocol === "auto" && {
+      legacyConnect: legacyConnect(cli.remote, connect, signIn ? { tokenSource: stored } : {})
+        .connect,
+    }),
   }, report);
   const signInNeeded = stored.challenged !== undefined;
   if (signInNeeded && !probe.ready) {

@@ -19,6 +19,8 @@ import { UPSTREAM_PROTOCOL_VERSION } from "../upstream/envelope.ts";
 import type { Connect } from "../upstream/link.ts";
 import type { Report } from "./report.ts";
 import { repairsOf } from "./repairs.ts";
+import { HiddenTools } from "./hidden_tools.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /** The client that VS Code is, as the bridge sees it at initialize. */
 export const VSCODE_CLIENT = {
@@ -48,6 +50,13 @@ export interface ProbeOptions {
   readonly log: Logger;
   /** `--protocol auto`: the bridge passes an upstream of revision 2025-11-25 through. */
   readonly passThrough?: boolean;
+  /** `--tool` and `--ignore-tool`: the report names the tools that they hide. */
+  readonly tools?: ToolFilter | undefined;
+  /**
+   * With `passThrough`: the link of revision 2025-11-25 that the bridge then
+   * uses (the 2025-11-25 HTTP transport for a URL); default `connect`.
+   */
+  readonly legacyConnect?: Connect | undefined;
 }
 
 /** How the probe ended. */
@@ -98,6 +107,9 @@ async function checkList(
   const limit = options.limits.list_timeout_ms;
   let cursor: string | undefined;
   let items = 0;
+  const hidden = method === "tools/list" && options.tools
+    ? new HiddenTools(options.tools)
+    : undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
     let result: Json;
     try {
@@ -115,6 +127,8 @@ async function checkList(
     }
     const key = method === "resources/templates/list" ? "resourceTemplates" : method.split("/")[0]!;
     if (Array.isArray(result[key])) items += (result[key] as Json[]).length;
+    // The repairs are those of the tools that VS Code sees.
+    hidden?.page(result);
     for (const line of repairsOf(method, result, options.profile.quirks, icons)) {
       report.add("repair", line);
     }
@@ -122,30 +136,59 @@ async function checkList(
     if (cursor === undefined) break;
   }
   report.add("ok", `${method}: ${items} ${items === 1 ? "item" : "items"}.`);
+  hidden?.report(items, report);
+}
+
+/** An upstream session of revision 2025-11-25 that answered initialize. */
+interface LegacySession {
+  readonly revision: string;
+  readonly capabilities: JsonObject;
+  readonly session: UpstreamClient;
 }
 
 /**
- * Whether the upstream answers `initialize` of revision 2025-11-25: the
- * revision it speaks then, else undefined.
+ * Whether the upstream answers `initialize` of revision 2025-11-25: its
+ * session (the caller closes it), else undefined.
  */
-async function legacyRevision(options: ProbeOptions): Promise<string | undefined> {
+async function legacySession(options: ProbeOptions): Promise<LegacySession | undefined> {
   let session: UpstreamClient | undefined;
   try {
-    const link = await options.connect();
-    session = new UpstreamClient(link, { ...VSCODE_CLIENT, debug: () => {} });
+    const connect = options.passThrough && options.legacyConnect
+      ? options.legacyConnect
+      : options.connect;
+    session = new UpstreamClient(await connect(), { ...VSCODE_CLIENT, debug: () => {} });
     const result = await session.request("initialize", {
       protocolVersion: LEGACY_REVISION,
       capabilities: VSCODE_CLIENT.capabilities,
       clientInfo: VSCODE_CLIENT.clientInfo,
     }, { timeoutMs: options.limits.discover_timeout_ms });
-    return isObject(result) && typeof result.protocolVersion === "string"
-      ? result.protocolVersion
-      : undefined;
+    if (isObject(result) && typeof result.protocolVersion === "string") {
+      const capabilities = isObject(result.capabilities) ? result.capabilities : {};
+      return { revision: result.protocolVersion, capabilities, session };
+    }
   } catch {
-    return undefined;
-  } finally {
-    await session?.close();
+    // Not a server of that revision either.
   }
+  await session?.close();
+  return undefined;
+}
+
+/**
+ * The tools of a server that the pass-through serves, when `--tool` or
+ * `--ignore-tool` is given: the report names those that they hide.
+ */
+async function checkLegacyTools(
+  legacy: LegacySession,
+  options: ProbeOptions,
+  report: Report,
+): Promise<void> {
+  if (!options.tools) return;
+  if (!isObject(legacy.capabilities.tools)) {
+    report.add("note", "The server declares no tools: --tool and --ignore-tool hide nothing.");
+    return;
+  }
+  await legacy.session.link.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await checkList(legacy.session, "tools/list", options, report);
 }
 
 /**
@@ -175,18 +218,24 @@ export async function probeUpstream(options: ProbeOptions, report: Report): Prom
     const cause = data.cause ?? "internal";
     const reason = failureSummary(started.error);
     if (cause === "discover_failed") {
-      const legacy = await legacyRevision(options);
+      const legacy = await legacySession(options);
       if (legacy !== undefined && options.passThrough) {
         report.add(
           "ok",
-          `The upstream server speaks revision ${legacy}: with --protocol auto the bridge passes it through to VS Code.`,
+          `The upstream server speaks revision ${legacy.revision}: with --protocol auto the bridge passes it through to VS Code.`,
         );
+        try {
+          await checkLegacyTools(legacy, options, report);
+        } finally {
+          await legacy.session.close();
+        }
         return { ready: false, cause };
       }
       if (legacy !== undefined) {
+        await legacy.session.close();
         report.add(
           "break",
-          `The upstream server speaks revision ${legacy} (it answered initialize), not ${UPSTREAM_PROTOCOL_VERSION} (server/discover: ${reason}). ` +
+          `The upstream server speaks revision ${legacy.revision} (it answered initialize), not ${UPSTREAM_PROTOCOL_VERSION} (server/discover: ${reason}). ` +
             "Start the bridge with --protocol auto to pass it through, or give VS Code the server itself.",
         );
         return { ready: false, cause };
@@ -227,6 +276,9 @@ export async function probeUpstream(options: ProbeOptions, report: Report): Prom
     }
     const capabilities = initializeCapabilities(discover.capabilities);
     report.add("ok", `Capabilities: ${capabilityWords(capabilities)}.`);
+    if (options.tools && !isObject(capabilities.tools)) {
+      report.add("note", "The server declares no tools: --tool and --ignore-tool hide nothing.");
+    }
     for (const method of listsOf(capabilities)) {
       await checkList(session, method, options, report);
     }

@@ -30,6 +30,7 @@ import { Frontend } from "../frontend/frontend.ts";
 import type { Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import type { Profile } from "../settings/profile.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /**
  * What the embedded bridge does with a server/discover before the first other request.
@@ -49,6 +50,8 @@ export interface EmbedOptions {
   readonly output: WritableStream<Uint8Array>;
   /** Close the output at the end (a stream of the caller); else release it (stdout). */
   readonly closeOutput: boolean;
+  /** The tools that the client neither sees nor calls, on both paths. */
+  readonly tools?: ToolFilter | undefined;
 }
 
 /**
@@ -148,7 +151,7 @@ interface Path {
  * ```
  */
 export async function serveStdioAuto(factory: ServerFactory, options: EmbedOptions): Promise<void> {
-  const { limits, log } = options;
+  const { limits, log, tools } = options;
   const shared = new SharedOutput(options.output);
   /** The answers of the discover rule before a path (refuse). */
   let early: MessageWriter | undefined;
@@ -162,7 +165,7 @@ export async function serveStdioAuto(factory: ServerFactory, options: EmbedOptio
   };
 
   const modern = (): ModernPath =>
-    probe ?? new ModernPath(factory, { limits, log, output: shared.part() });
+    probe ?? new ModernPath(factory, { limits, log, output: shared.part(), tools });
 
   const legacy = (): Frontend => {
     let link: MemoryLink | undefined;
@@ -184,6 +187,7 @@ export async function serveStdioAuto(factory: ServerFactory, options: EmbedOptio
         return link;
       },
       output: shared.part(),
+      tools,
     });
   };
 

@@ -36,6 +36,7 @@ import {
   idKey,
   isObject,
   isRequestId,
+  type Json,
   type JsonObject,
   type Message,
   type RequestId,
@@ -45,6 +46,7 @@ import { type ServerFactory, serverInfoOf } from "../upstream/memory.ts";
 import { BridgeError } from "../errors/errors.ts";
 import type { Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /** Options of a {@linkcode ModernPath}. */
 export interface ModernPathOptions {
@@ -52,6 +54,8 @@ export interface ModernPathOptions {
   readonly log: Logger;
   /** The client's output; the path takes its lock. */
   readonly output: WritableStream<Uint8Array>;
+  /** The tools that the client neither sees nor calls. */
+  readonly tools?: ToolFilter | undefined;
 }
 
 type WireMessage = Parameters<Transport["send"]>[0];
@@ -89,6 +93,8 @@ export class ModernPath {
   readonly #silenced = new Set<string>();
   /** Listen streams that the path ended: their later events are dropped. */
   readonly #endedStreams = new Set<string>();
+  /** The tools/list requests in flight: their results lose the hidden tools. */
+  readonly #toolLists = new Set<string>();
   #serverInfo: JsonObject | undefined;
   #onIdle: (() => void) | undefined;
   #ownAnswer: ((key: string) => void) | undefined;
@@ -144,6 +150,10 @@ export class ModernPath {
       this.#silenced.delete(key);
       this.#ownAnswer?.(key);
       return false;
+    }
+    if (this.#toolLists.delete(key)) {
+      const result = (raw as { result?: Json }).result;
+      if (isObject(result)) this.#options.tools?.filterList(result);
     }
     this.#settle(key);
     return true;
@@ -206,8 +216,18 @@ export class ModernPath {
           this.#reject(message.id, BridgeError.of("too_many_requests"));
           return this.#hold(true);
         }
+        const { tools } = this.#options;
+        // A hidden tool is refused here: nothing of the call reaches the server.
+        const refusal = message.method === "tools/call"
+          ? tools?.refusal(message.params)
+          : undefined;
+        if (refusal) {
+          this.#reject(message.id, refusal);
+          return this.#hold(true);
+        }
         const listen = message.method === "subscriptions/listen";
         this.#inFlight.set(idKey(message.id), { id: message.id, listen });
+        if (tools && message.method === "tools/list") this.#toolLists.add(idKey(message.id));
         break;
       }
       case "notification": {

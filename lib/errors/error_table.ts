@@ -116,6 +116,11 @@ export const ERROR_TABLE = {
   },
   method_not_found: { code: -32601, message: "The server does not have this method." },
   invalid_params: { code: -32602, message: "The parameters of the request are not valid." },
+  tool_not_allowed: {
+    code: -32602,
+    message:
+      "The tool {name} is not available: the --tool and --ignore-tool options of the bridge hide it.",
+  },
   invalid_input_request: {
     code: -32603,
     message:

@@ -44,7 +44,8 @@ export class BridgeError extends Error {
     const row = ERROR_TABLE[cause];
     let message: string = row.message;
     for (const [key, value] of Object.entries(values ?? {})) {
-      message = message.replaceAll(`{${key}}`, String(value));
+      // A function, so that a `$&` in a value (a tool name) is not a pattern.
+      message = message.replaceAll(`{${key}}`, () => String(value));
     }
     const data: JsonObject = detail === undefined ? { cause } : { cause, detail };
     return new BridgeError(row.code ?? CODES.INTERNAL_ERROR, message, data);

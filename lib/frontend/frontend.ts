@@ -49,6 +49,7 @@ import type { LegacyOptions } from "../legacy/auto.ts";
 import { PassThrough } from "../legacy/passthrough.ts";
 import { initializeUpstream } from "./initialize_step.ts";
 import { type Fallback, hasModernMeta, isInitializeParams } from "../translate/translate.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /** Options of a {@linkcode Frontend}. */
 export interface FrontendOptions {
@@ -68,6 +69,11 @@ export interface FrontendOptions {
   readonly legacy?: Pick<LegacyOptions, "connect">;
   /** The clock of the listen stream; the real one by default (a fake one in tests). */
   readonly clock?: Clock;
+  /**
+   * `--tool` and `--ignore-tool`: tools/list leaves out the hidden tools, and
+   * a tools/call of one gets the bridge's error without going upstream.
+   */
+  readonly tools?: ToolFilter | undefined;
 }
 
 /** The front end of one connection. */
@@ -346,6 +352,12 @@ export class Frontend {
     method: string,
     params: Json | undefined,
   ): void {
+    // A hidden tool is refused here, on both paths: nothing of the call goes upstream.
+    const refusal = method === "tools/call" ? this.#options.tools?.refusal(params) : undefined;
+    if (refusal) {
+      this.#options.log.info(`refused a tools/call: ${refusal.message}`);
+      return this.#fail(id, refusal);
+    }
     const flight = this.#track(id, method);
     if (!flight) return;
     this.#spawn(async () => {

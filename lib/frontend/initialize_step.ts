@@ -24,6 +24,7 @@ import type { Profile } from "../settings/profile.ts";
 import { type Ready, ReadySession } from "./ready.ts";
 import { startUpstream } from "../start/start.ts";
 import { type Fallback, initializeResult } from "../translate/translate.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /** What the first initialize needs of the front end. */
 export interface InitializeContext {
@@ -45,6 +46,8 @@ export interface InitializeContext {
   readonly logLevel: () => LoggingLevel | undefined;
   /** The clock of the listen stream; the real one by default. */
   readonly clock?: Clock | undefined;
+  /** `--tool` and `--ignore-tool`: the tools that tools/list leaves out. */
+  readonly tools?: ToolFilter | undefined;
 }
 
 /** How the first initialize ended. On a failure or a cancel, the upstream is already stopping. */
@@ -57,7 +60,9 @@ export type Initialized =
 /** Starts the upstream for the first initialize. Never throws. */
 export async function initializeUpstream(ctx: InitializeContext): Promise<Initialized> {
   const { log, limits, profile, fallback, legacy, params, pending, write } = ctx;
-  const passthrough = legacy && new PassThrough({ limits, log, profile, pending, write });
+  const { tools } = ctx;
+  const passthrough = legacy &&
+    new PassThrough({ limits, log, profile, pending, write, tools });
   const started = await startUpstream({
     connect: ctx.connect,
     clientInfo: params.clientInfo as JsonObject,
@@ -97,6 +102,7 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
         nextElicitationId: ctx.nextElicitationId,
         logLevel: ctx.logLevel,
         clock: ctx.clock,
+        tools,
       });
       const result = initializeResult(profile, started.discover, fallback, ready.icons);
       return { kind: "ready", ready, result };

@@ -19,6 +19,7 @@ import { ProgressRelay } from "../translate/progress.ts";
 import { applyResultRules, type ResultContext } from "../translate/results.ts";
 import { signInPrompt } from "../input/sign_in_prompt.ts";
 import { forwardParams, type IconRule, progressToken } from "../translate/translate.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /** What the ready state is made from: what the input rounds need, and the rest. */
 export interface ReadyOptions extends RoundEnv {
@@ -26,6 +27,8 @@ export interface ReadyOptions extends RoundEnv {
   readonly profile: Profile;
   /** The clock of the listen stream; the real one by default. */
   readonly clock?: Clock | undefined;
+  /** `--tool` and `--ignore-tool`: the tools that tools/list leaves out. */
+  readonly tools?: ToolFilter | undefined;
 }
 
 /** The ready data, as the front end sees it. */
@@ -70,7 +73,7 @@ export class ReadySession implements Ready {
     this.icons = session.link.isRemote ? "data_only" : "all";
     this.listen = listenDeclared(options.discover.capabilities);
     this.rounds = options;
-    this.#results = { quirks: profile.quirks, icons: this.icons, log };
+    this.#results = { quirks: profile.quirks, icons: this.icons, log, tools: options.tools };
   }
 
   get listener(): Listener | undefined {

@@ -31,6 +31,7 @@ import type { Profile } from "../settings/profile.ts";
 import { ProgressRelay } from "../translate/progress.ts";
 import { applyResultRules, type ResultContext } from "../translate/results.ts";
 import { FORWARDED_METHODS, type IconRule, progressToken } from "../translate/translate.ts";
+import type { ToolFilter } from "../translate/tool_filter.ts";
 
 /** The requests of the upstream server that reach the client. */
 export const UPSTREAM_REQUESTS: ReadonlySet<string> = new Set([
@@ -60,6 +61,8 @@ export interface PassThroughOptions {
   readonly pending: PendingTable;
   /** Where the messages for the client go. */
   readonly write: (message: Message) => void;
+  /** `--tool` and `--ignore-tool`: the tools that tools/list leaves out. */
+  readonly tools?: ToolFilter | undefined;
 }
 
 /** A request of the upstream server that went to the client. */
@@ -103,7 +106,12 @@ export class PassThrough implements LegacyHandlers {
 
   constructor(options: PassThroughOptions) {
     this.#o = options;
-    this.#results = { quirks: options.profile.quirks, icons: "all", log: options.log };
+    this.#results = {
+      quirks: options.profile.quirks,
+      icons: "all",
+      log: options.log,
+      tools: options.tools,
+    };
   }
 
   /** The upstream client; set by {@linkcode attach} before the upstream initialize. */

@@ -16,6 +16,7 @@ import { normalizeArrayItems } from "./items_rule.ts";
 import { materializeJson, skeletonOf } from "../jsonrpc/skeleton.ts";
 import { SERVER_INFO_KEY } from "../upstream/envelope.ts";
 import { type IconRule, isDataIcon, LIST_METHODS } from "./translate.ts";
+import type { ToolFilter } from "./tool_filter.ts";
 
 /** Members of revision 2026-07-28 that a result of revision 2025-11-25 does not have. */
 const MODERN_MEMBERS = ["resultType", "ttlMs", "cacheScope"] as const;
@@ -41,6 +42,8 @@ export interface ResultContext {
   readonly quirks: Quirks;
   readonly icons: IconRule;
   readonly log: Logger;
+  /** `--tool` and `--ignore-tool`: the tools that tools/list leaves out. */
+  readonly tools?: ToolFilter | undefined;
 }
 
 /** Removes resultType, ttlMs, cacheScope, the serverInfo key of `_meta`, and an empty `_meta`. */
@@ -171,7 +174,11 @@ export function applyResultRules(method: string, result: Json, ctx: ResultContex
   if (!isObject(result)) return result;
   removeModernMembers(result);
   if (LIST_METHODS.has(method)) dropInvalidCursor(result);
-  if (method === "tools/list") fixToolList(result, ctx);
+  if (method === "tools/list") {
+    const hidden = ctx.tools?.filterList(result) ?? [];
+    if (hidden.length > 0) ctx.log.debug(`tools/list: left out ${hidden.length} hidden tools`);
+    fixToolList(result, ctx);
+  }
   if (method === "tools/call") fixToolCall(result, ctx.quirks);
   if (ctx.icons === "data_only") filterIcons(method, result);
   return result;

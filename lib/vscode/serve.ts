@@ -18,6 +18,7 @@ import { DEFAULT_LIMITS, type Limits } from "../settings/limits.ts";
 import { createLogger, type LogLevel, redirectConsoleToStderr } from "../log.ts";
 import type { ServerFactory, ServerProduct } from "../upstream/memory.ts";
 import { VSCODE_PROFILE } from "./profile.ts";
+import { ToolFilter } from "../translate/tool_filter.ts";
 
 export type { Discover, ServerFactory, ServerProduct };
 
@@ -45,6 +46,15 @@ export interface StdioOptions {
   readonly input?: ReadableStream<Uint8Array>;
   /** The output for the client; default stdout. A stream given here is closed at the end. */
   readonly output?: WritableStream<Uint8Array>;
+  /**
+   * Only the tools whose name matches one of these globs (`*` matches any
+   * run of characters; case-sensitive), as `--tool` of the stdio bridge.
+   * On both paths, tools/list leaves out the others, and a tools/call of one
+   * gets -32602 (`tool_not_allowed`) without reaching the server.
+   */
+  readonly tools?: readonly string[];
+  /** Never the tools whose name matches one of these globs, as `--ignore-tool`. */
+  readonly ignoreTools?: readonly string[];
 }
 
 /**
@@ -85,6 +95,8 @@ export async function serveStdio(
   options: StdioOptions = {},
 ): Promise<void> {
   const profile = VSCODE_PROFILE;
+  // An empty glob throws a TypeError here, before a byte is read.
+  const tools = ToolFilter.of({ tools: options.tools, ignoreTools: options.ignoreTools });
   // stdout is the protocol channel: the SDK calls console.debug in places.
   if (options.output === undefined) redirectConsoleToStderr();
   await serveStdioAuto(factory, {
@@ -97,5 +109,6 @@ export async function serveStdio(
     input: options.input ?? Deno.stdin,
     output: options.output ?? Deno.stdout.writable,
     closeOutput: options.output !== undefined,
+    tools,
   });
 }

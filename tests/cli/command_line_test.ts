@@ -93,3 +93,44 @@ Deno.test("parseLogin: one URL, the sign-in and HTTP flags; not with an Authoriz
     /login does not go with an Authorization header/,
   );
 });
+
+Deno.test("parseCommandLine: --tool and --ignore-tool are repeatable, in every mode; neither: no filter", () => {
+  for (const upstream of [["--", "node", "s.js"], [SECRET_URL]]) {
+    for (const extra of [[], ["--protocol", "auto"]]) {
+      const cli = parseCommandLine([
+        ...extra,
+        "--tool",
+        "get_*",
+        "--ignore-tool=*secret*",
+        "--tool",
+        "echo",
+        "--ignore-tool=-dash*",
+        ...upstream,
+      ], () => undefined);
+      if (cli.kind !== "run" || !cli.tools) throw new Error("no filter");
+      deepStrictEqual(cli.tools.tools, ["get_*", "echo"]);
+      deepStrictEqual(cli.tools.ignoreTools, ["*secret*", "-dash*"]);
+      strictEqual(cli.tools.shows("get_x"), true);
+      strictEqual(cli.tools.shows("get_secret"), false);
+    }
+  }
+  const plain = parseCommandLine(["--", "node", "s.js"]);
+  strictEqual(plain.kind === "run" && plain.tools, undefined);
+  // After -- they are the command's.
+  const after = parseCommandLine(["--", "node", "--tool", "x"]);
+  if (after.kind !== "run") throw new Error();
+  strictEqual(after.tools, undefined);
+  deepStrictEqual(after.args, ["--tool", "x"]);
+});
+
+Deno.test("parseCommandLine: an empty glob of --tool or --ignore-tool is a usage error that names the flag", () => {
+  for (const args of [["--tool", ""], ["--tool="], ["--tool", "a", "--ignore-tool", ""]]) {
+    const flag = args.at(-1) === "--tool=" || args.length === 2 ? "--tool" : "--ignore-tool";
+    throws(
+      () => parseCommandLine([...args, "--", "node"]),
+      (error: Error) =>
+        error.name === "UsageError" &&
+        error.message === `${flag} needs a tool name or a glob with *, not an empty value`,
+    );
+  }
+});

@@ -247,3 +247,36 @@ Deno.test("run: sign-in options that are not valid, and a token store that does 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("run: an empty glob of --tool or --ignore-tool is exit 2, one line naming the flag, then the pointer", async () => {
+  for (
+    const [flag, args] of [["--tool", ["--tool", ""]], ["--ignore-tool", [
+      "--ignore-tool=",
+    ]]] as const
+  ) {
+    for (const command of [[], ["doctor"]]) {
+      const out = await run([...command, ...args, "--", "x"]);
+      strictEqual(out.code, 2);
+      strictEqual(
+        out.stderr,
+        `[mcp-bridge-vscode] error: ${flag} needs a tool name or a glob with *, not an empty value\n` +
+          HELP_POINTER,
+      );
+      strictEqual(out.stdout, "");
+    }
+  }
+  // A flag without its value is parseArgs' error, in our words.
+  const missing = await run(["--tool"]);
+  strictEqual(missing.code, 2);
+  ok(
+    missing.stderr.startsWith("[mcp-bridge-vscode] error: --tool needs a value\n"),
+    missing.stderr,
+  );
+});
+
+Deno.test("run: --help documents --tool and --ignore-tool", async () => {
+  const out = await run(["--help"]);
+  strictEqual(out.code, 0);
+  ok(out.stdout.includes("  --tool GLOB "), out.stdout);
+  ok(out.stdout.includes("  --ignore-tool GLOB "), out.stdout);
+});

@@ -246,3 +246,24 @@ Deno.test("doctor: a token store of another user is a break (root's directory, s
   strictEqual(out.code, 1, out.stdout);
   assertIncludes(out.stdout, "break   The token store / belongs to another user");
 });
+
+Deno.test("doctor: with --protocol auto and --ignore-tool, the hidden tools of a server of revision 2025-11-25", async () => {
+  const out = await doctorRun([
+    "doctor",
+    "--protocol",
+    "auto",
+    "--ignore-tool",
+    "hel*",
+    "--tool",
+    "*",
+    "--",
+    DENO,
+    ...LEGACY,
+  ]);
+  strictEqual(out.code, 0, out.stdout);
+  assertIncludes(out.stdout, "ok      tools/list: 1 item.");
+  assertIncludes(
+    out.stdout,
+    'note    --tool and --ignore-tool hide 1 of 1 tools, which VS Code does not see: "hello".',
+  );
+});

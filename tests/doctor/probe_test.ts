@@ -19,12 +19,15 @@ import { connectMemoryLink } from "../../lib/upstream/memory.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
 import { buildServer } from "../../scripts/embed_server.ts";
 import { json, result, serveMcp } from "../fixtures/http_raw.ts";
+import { ToolFilter } from "../../lib/translate/tool_filter.ts";
 
 async function probe(
   connect: Connect,
+  tools?: ToolFilter,
 ): Promise<{ ready: boolean; cause?: string; lines: string[] }> {
   const report = new Report();
   const outcome = await probeUpstream({
+    ...(tools && { tools }),
     connect,
     limits: DEFAULT_LIMITS,
     profile: VSCODE_PROFILE,
@@ -135,4 +138,41 @@ Deno.test("probe: an upstream that does not start is a break with the cause", as
   const { ready, cause, lines } = await probe(() => Promise.reject(new Error("no such file")));
   deepStrictEqual({ ready, cause }, { ready: false, cause: "spawn_failed" });
   deepStrictEqual(lines, ["break The upstream server does not start or answer: spawn_failed."]);
+});
+
+Deno.test("probe: --tool and --ignore-tool: the hidden tools named, a glob that matches none, the repairs of the shown tools only", async () => {
+  const tools = ToolFilter.of({ tools: ["*"], ignoreTools: ["echo", "sl*", "nothing_*"] })!;
+  const { ready, lines } = await probe(() => connectMemoryLink(buildServer), tools);
+  strictEqual(ready, true);
+  deepStrictEqual(lines.slice(2, 7), [
+    "ok Capabilities: tools (listChanged), prompts (listChanged), resources (subscribe, listChanged), completion, log messages.",
+    // No repair of 'echo': VS Code does not see it.
+    "ok tools/list: 6 items.",
+    'note --tool and --ignore-tool hide 2 of 6 tools, which VS Code does not see: "echo", "slow".',
+    'note --ignore-tool "nothing_*" matches no tool of the server.',
+    "ok prompts/list: 1 item.",
+  ]);
+});
+
+Deno.test("probe: the hidden tools of every page of a URL upstream", async () => {
+  await using upstream = serveMcp((m) => {
+    if (m.method === "tools/list") {
+      const second = m.params?.cursor === "p2";
+      return result(m, {
+        resultType: "complete",
+        tools: (second ? ["c_drop"] : ["a", "b_drop"]).map((name) => ({ name, inputSchema: {} })),
+        ...(!second && { nextCursor: "p2" }),
+      });
+    }
+    return undefined;
+  }, { tools: {} });
+  const tools = ToolFilter.of({ ignoreTools: ["*_drop"] })!;
+  const { lines } = await probe(
+    () => createHttpLink({ url: new URL(upstream.url), maxResponseBytes: 1 << 20 }),
+    tools,
+  );
+  deepStrictEqual(lines.slice(-2), [
+    "ok tools/list: 3 items.",
+    'note --tool and --ignore-tool hide 2 of 3 tools, which VS Code does not see: "b_drop", "c_drop".',
+  ]);
 });

@@ -5,7 +5,7 @@
  * program's session in tests/vscode/serve_test.ts.
  */
 
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
 import { Embedded, ENVELOPE, INIT, isModernRejection, modernCall, type Obj } from "./embedded.ts";
 
 const enc = new TextEncoder();
@@ -215,4 +215,42 @@ Deno.test("embed legacy path: the request time limits do not apply over the memo
     content: [{ type: "text", text: "slow done" }],
   });
   await e.end();
+});
+
+/** The names of a tools/list result. */
+const names = (message: Obj | undefined): string[] =>
+  ((message!.result as Obj).tools as { name: string }[]).map((t) => t.name).sort();
+
+for (const path of ["legacy", "modern"] as const) {
+  Deno.test(`embed ${path} path: the options tools and ignoreTools hide tools; a hidden tool's call never runs`, async () => {
+    const e = new Embedded({ ignoreTools: ["add_tool", "sl*"] });
+    const meta = path === "modern" ? { _meta: ENVELOPE } : {};
+    if (path === "legacy") {
+      await e.request(1, "initialize", INIT);
+      await e.untilId(1);
+    }
+    await e.request(2, "tools/list", { ...meta });
+    deepStrictEqual(names((await e.untilId(2)).at(-1)), ["confirm", "echo", "log", "touch"]);
+    // add_tool would add the tool "fresh", which no list hides.
+    await e.request(3, "tools/call", { name: "add_tool", arguments: { name: "fresh" }, ...meta });
+    const refused = (await e.untilId(3)).at(-1)!.error as { code: number; data: unknown };
+    deepStrictEqual([refused.code, refused.data], [-32602, { cause: "tool_not_allowed" }]);
+    await e.request(4, "tools/list", { ...meta });
+    deepStrictEqual(names((await e.untilId(4)).at(-1)), ["confirm", "echo", "log", "touch"]);
+    await e.request(5, "tools/call", { name: "echo", arguments: { text: "hi" }, ...meta });
+    const called = (await e.untilId(5)).at(-1)!.result as Obj;
+    deepStrictEqual(called.content, [{ type: "text", text: "hi" }]);
+    await e.end();
+  });
+}
+
+Deno.test("embed: the option tools shows only its globs; an empty glob throws before a byte is read", async () => {
+  const e = new Embedded({ tools: ["echo", "to*"] });
+  await e.request(1, "initialize", INIT);
+  await e.untilId(1);
+  await e.request(2, "tools/list", {});
+  deepStrictEqual(names((await e.untilId(2)).at(-1)), ["echo", "touch"]);
+  await e.end();
+  // serveStdio is async: its promise rejects at once.
+  await rejects(new Embedded({ tools: [""] }).done, TypeError);
 });

@@ -29,6 +29,7 @@ const EXPECTED_CODES: Record<string, number | null> = {
   invalid_request_shape: -32600,
   method_not_found: -32601,
   invalid_params: -32602,
+  tool_not_allowed: -32602,
   invalid_input_request: -32603,
   too_many_input_requests: -32603,
   input_timeout: -32603,

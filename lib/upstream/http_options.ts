@@ -10,9 +10,8 @@
 
 import { isLoopbackHost } from "../net/loopback.ts";
 import { UpstreamFailure } from "./failure.ts";
-import { createHttpLink } from "./http.ts";
 import { HEADER_NAME } from "./http_headers.ts";
-import { fetchTransport, type PostTransport } from "./post_transport.ts";
+import type { PostTransport } from "./post_transport.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "./token_source.ts";
 
@@ -210,23 +209,28 @@ export interface RemoteConnectOptions {
  * fetch with HTTP clients of its own (`post_transport.ts`: the CA
  * certificates of `--ca-file`, HTTP/2 or HTTP/1.1, the proxy variables). It rejects with
  * `connect_failed` when the client cannot be made, for example for a proxy
- * variable that is not a URL.
+ * variable that is not a URL. The link's modules load at the first connect:
+ * only a URL upstream loads them, and one that cannot load is `connect_failed`
+ * too.
  */
 export function connectRemote(target: RemoteTarget, options: RemoteConnectOptions = {}): Connect {
-  return () => {
+  return async () => {
     const env = options.env ?? ((name: string) => Deno.env.get(name));
     let transport: PostTransport;
+    let createHttpLink: typeof import("./http.ts").createHttpLink;
     try {
       const proxy = proxyVariable(target.url, env);
       if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
-      transport = fetchTransport({
+      const [http, post] = await Promise.all([import("./http.ts"), import("./post_transport.ts")]);
+      createHttpLink = http.createHttpLink;
+      transport = post.fetchTransport({
         ...(target.caCerts && { caCerts: target.caCerts }),
         ...(options.debug && { debug: options.debug }),
       });
     } catch {
-      return Promise.reject(new UpstreamFailure("connect_failed"));
+      throw new UpstreamFailure("connect_failed");
     }
-    return createHttpLink({
+    return await createHttpLink({
       url: target.url,
       headers: target.headers,
       maxResponseBytes: target.maxResponseBytes,

@@ -8,6 +8,10 @@
  * that download is not possible, set DENORT_BIN to a local denort: it builds
  * for this host only. `--target TRIPLE` (repeatable) builds only those.
  *
+ * The binary embeds only what the program runs (`scripts/payload.ts`): the
+ * npm packages of its module graph, without source maps, type declarations
+ * or the CommonJS copies of packages it loads as ES modules.
+ *
  * Run: `deno task compile [--target TRIPLE]...`
  *
  * @module
@@ -16,6 +20,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeChecksums } from "./checksums.ts";
+import { payloadExcludes } from "./payload.ts";
 import {
   assetName,
   compileArgs,
@@ -47,10 +52,11 @@ async function main(): Promise<number> {
   const targets = chosenTargets(Deno.args, Deno.env.get("DENORT_BIN") !== undefined);
   let failed = 0;
   const built: string[] = [];
+  const excludes = await payloadExcludes(`${root}main.ts`, root);
   for (const target of targets) {
     const output = `${root}dist/${assetName(target)}`;
     const result = await new Deno.Command(Deno.execPath(), {
-      args: compileArgs(target, output, `${root}main.ts`),
+      args: compileArgs(target, output, `${root}main.ts`, excludes),
       cwd: root,
       stdout: "inherit",
       stderr: "piped",

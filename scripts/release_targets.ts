@@ -11,6 +11,7 @@
 
 import release from "./release_targets.json" with { type: "json" };
 import config from "../deno.json" with { type: "json" };
+import { NPM_PAYLOAD_FLAGS } from "./payload.ts";
 
 /** One compile target with its npm platform and the GitHub runner of its OS. */
 export interface ReleaseTarget {
@@ -77,11 +78,22 @@ export function permissionFlags(set: string = PERMISSION_SET): string[] {
   return flags;
 }
 
-/** The `deno compile` arguments of a target, with the flags of the permission set. */
-export function compileArgs(target: ReleaseTarget, output: string, entry: string): string[] {
+/**
+ * The `deno compile` arguments of a target, with the flags of the permission
+ * set; only the npm packages of the module graph are embedded, without the
+ * files of `excludes` (`scripts/payload.ts`).
+ */
+export function compileArgs(
+  target: ReleaseTarget,
+  output: string,
+  entry: string,
+  excludes: readonly string[] = [],
+): string[] {
   return [
     "compile",
     ...permissionFlags(),
+    ...NPM_PAYLOAD_FLAGS,
+    ...excludes.flatMap((path) => ["--exclude", path]),
     "--target",
     target.target,
     "--output",

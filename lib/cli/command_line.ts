@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { basename, extname } from "node:path";
 import { type Limits, parseLimitFlags } from "../settings/limits.ts";
 import { isLogLevel, type LogLevel } from "../log.ts";
-import { isProtocol, type Protocol } from "../legacy/auto.ts";
+import { isProtocol, type Protocol } from "../legacy/protocol.ts";
 import {
   CaFileError,
   isUrlArgument,

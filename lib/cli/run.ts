@@ -1,39 +1,23 @@
 /**
  * The start of the program: the subcommand of the command line, and the
- * wiring of the bridge (the sign-in of a URL upstream, the link, the front
- * end on stdin and stdout, the signals). `main.ts` only calls
- * {@linkcode runCli}. `login`, `logout` and `doctor` load their code only
- * when they run.
+ * sign-in of a URL upstream. `main.ts` only calls {@linkcode runCli}. Each
+ * mode loads only what it runs (`import()`): `--version` or `--help` alone
+ * loads no parser (`node:util`) and no part of the bridge; a command line is
+ * parsed by `command_line.ts`; the bridge loads its wiring (`bridge.ts`: the
+ * link, the front end on stdin and stdout, the signals), the sign-in only
+ * for a URL that signs in; `login`, `logout` and `doctor` their own code. A
+ * part that cannot load is an internal error (exit 1), as any other.
  *
  * @module
  */
 
-import { Frontend, type FrontendOptions } from "../frontend/frontend.ts";
-import { createLogger, type Logger, redirectConsoleToStderr } from "../log.ts";
-import { openStdio, type Stdio } from "../jsonrpc/stdio_pipes.ts";
-import { legacyConnect } from "../legacy/wiring.ts";
-import { CaFileError, connectRemote } from "../upstream/http_options.ts";
-import { spawnStdioLink } from "../upstream/stdio.ts";
+import { createLogger, redirectConsoleToStderr } from "../log.ts";
+import type { Stdio } from "../jsonrpc/stdio_pipes.ts";
 import type { TokenSource } from "../upstream/token_source.ts";
-import {
-  AuthOptionError,
-  createSignIn,
-  discoverLimitMs,
-  executableName,
-  StoreOpenError,
-} from "../auth/options.ts";
 import { VERSION } from "../version.ts";
 import { VSCODE_PROFILE } from "../vscode/profile.ts";
-import {
-  type Command,
-  parseCommandLine,
-  parseLogin,
-  parseLogout,
-  type RunCommand,
-  UsageError,
-} from "./command_line.ts";
+import type { Command } from "./command_line.ts";
 import { usageText } from "./help.ts";
-import { HELP_POINTER } from "./usage.ts";
 
 const enc = new TextEncoder();
 const PROFILE = VSCODE_PROFILE;
@@ -56,7 +40,7 @@ export interface CliIo {
    */
   readonly env: (name: string) => string | undefined;
   /** Opens the pipes of the protocol, when a command line starts the bridge. */
-  readonly stdio: () => Stdio;
+  readonly stdio: () => Stdio | Promise<Stdio>;
 }
 
 /** The stdout, stderr and environment of the process. */
@@ -72,38 +56,52 @@ export const PROCESS_IO: CliIo = {
     }
   },
   env: (name) => Deno.env.get(name),
-  stdio: openStdio,
+  // The pipes' modules (node:net, node:fs) load only for the bridge.
+  stdio: async () => (await import("../jsonrpc/stdio_pipes.ts")).openStdio(),
 };
 
-/**
- * A usage error: its reason and, for an error of the arguments (not a token
- * store or a `--ca-file` that cannot be used), the pointer to `--help` on
- * stderr; exit 2.
- */
-function usageFailure(error: Error, io: CliIo): number {
-  createLogger(PROFILE.name, "error", io.stderr).error(error.message);
-  const pointer = error instanceof UsageError
-    ? error.pointer
-    : !(error instanceof StoreOpenError || error instanceof CaFileError);
-  if (pointer) io.stderr(HELP_POINTER);
-  return 2;
+/** The parser of the command line and its errors: every mode but `--version` or `--help` alone. */
+async function commandLine() {
+  const [parser, auth, usage, http] = await Promise.all([
+    import("./command_line.ts"),
+    import("../auth/options.ts"),
+    import("./usage.ts"),
+    import("../upstream/http_options.ts"),
+  ]);
+  /** A usage error or a sign-in option error (a store that does not open): exit 2. */
+  const usageFailure = (error: unknown, io: CliIo): number | undefined => {
+    if (!(error instanceof parser.UsageError || error instanceof auth.AuthOptionError)) {
+      return undefined;
+    }
+    createLogger(PROFILE.name, "error", io.stderr).error(error.message);
+    // The pointer to --help only for an error of the arguments (not a token store or a --ca-file).
+    const pointer = error instanceof parser.UsageError
+      ? error.pointer
+      : !(error instanceof auth.StoreOpenError || error instanceof http.CaFileError);
+    if (pointer) io.stderr(usage.HELP_POINTER);
+    return 2;
+  };
+  return { ...parser, ...auth, usageFailure };
 }
 
 /** Runs `fn`; a usage error or a sign-in option error (a store that does not open) is exit 2. */
-async function orUsage(fn: () => Promise<number>, io: CliIo): Promise<number> {
+async function orUsage(
+  fn: (cl: Awaited<ReturnType<typeof commandLine>>) => Promise<number>,
+  io: CliIo,
+): Promise<number> {
+  const cl = await commandLine();
   try {
-    return await fn();
+    return await fn(cl);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof AuthOptionError) {
-      return usageFailure(error, io);
-    }
+    const code = cl.usageFailure(error, io);
+    if (code !== undefined) return code;
     throw error;
   }
 }
 
 /** `login URL ...`: a sign-in from a terminal. */
 function login(argv: readonly string[], io: CliIo): Promise<number> {
-  return orUsage(async () => {
+  return orUsage(async ({ parseLogin }) => {
     const command = parseLogin(argv, io.env);
     const { runLogin } = await import("../auth/login.ts");
     // The terminal of login: the redirect address can be pasted on stdin (not the protocol here).
@@ -116,11 +114,17 @@ function login(argv: readonly string[], io: CliIo): Promise<number> {
 
 /** `logout URL ...`: the tokens and the client of a server forgotten (and revoked). */
 function logout(argv: readonly string[], io: CliIo): Promise<number> {
-  return orUsage(async () => {
+  return orUsage(async ({ parseLogout }) => {
     const command = parseLogout(argv);
     const { runLogout } = await import("../auth/logout.ts");
     return await runLogout(command, createLogger(PROFILE.name, "info", io.stderr));
   }, io);
+}
+
+/** The text of `--help` or `--version` on stdout; exit 0. */
+async function helpOrVersion(kind: "help" | "version", io: CliIo): Promise<number> {
+  await io.stdout(kind === "help" ? usageText() : `mcp-bridge-vscode ${VERSION}\n`);
+  return 0;
 }
 
 /** True when the options of `doctor` (before `--`) hold `--json`. */
@@ -143,10 +147,16 @@ async function serve(
   io: CliIo,
   json = false,
 ): Promise<number> {
+  // `--version` or `--help` alone, as the parser reads them, without the parser.
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "--help")) {
+    return await helpOrVersion(argv[0] === "--help" ? "help" : "version", io);
+  }
+  const cl = await commandLine();
+  const { createSignIn, discoverLimitMs, executableName } = cl;
   let cli: Command;
   let tokenSource: TokenSource | undefined;
   try {
-    cli = parseCommandLine(argv, io.env);
+    cli = cl.parseCommandLine(argv, io.env);
     // authSettingsOf gives no sign-in for an Authorization header of --header-env.
     if (cli.kind === "run" && cli.remote && cli.auth && !doctor) {
       const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
@@ -161,95 +171,17 @@ async function serve(
       cli = { ...cli, limits: { ...cli.limits, discover_timeout_ms: discover } };
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof AuthOptionError) {
-      return usageFailure(error, io);
-    }
+    const code = cl.usageFailure(error, io);
+    if (code !== undefined) return code;
     throw error;
   }
-  if (cli.kind === "help") {
-    await io.stdout(usageText());
-    return 0;
-  }
-  if (cli.kind === "version") {
-    await io.stdout(`mcp-bridge-vscode ${VERSION}\n`);
-    return 0;
-  }
+  if (cli.kind === "help" || cli.kind === "version") return await helpOrVersion(cli.kind, io);
   if (doctor) {
     const { doctorMain } = await import("../doctor/main.ts");
     return await doctorMain(cli, { profile: PROFILE, version: VERSION, json });
   }
-  const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
-  const stdio = io.stdio();
-  const frontend = new Frontend(bridgeOptions(cli, {
-    log,
-    // Plain reads and writes on the event loop: no web stream stage, no
-    // thread hand-off per chunk (jsonrpc/byte_io.ts, jsonrpc/stdio_pipes.ts).
-    output: stdio.output,
-    ...(tokenSource && { tokenSource }),
-  }));
-  // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGTERM", "SIGINT"];
-  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
-  try {
-    return await frontend.run(stdio.input, stop.signal);
-  } finally {
-    for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
-  }
-}
-
-/** What the wiring of {@linkcode bridgeOptions} takes besides the command line. */
-export interface BridgeIo {
-  readonly log: Logger;
-  /** Where the messages for the client go. */
-  readonly output: FrontendOptions["output"];
-  /** The sign-in of a URL upstream. */
-  readonly tokenSource?: TokenSource;
-}
-
-/**
- * The options of the front end for the command line `cli`: the profile, the
- * limits, the link to the upstream (a child on stdio, or the HTTP link of a
- * URL) and, with `--protocol auto`, the link of revision 2025-11-25.
- */
-export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
-  const { command, args, limits, remote } = cli;
-  const { log, tokenSource } = io;
-  const spawn = () =>
-    spawnStdioLink({
-      command,
-      args,
-      maxLineBytes: limits.max_line_bytes,
-      stopGraceMs: limits.child_stop_grace_ms,
-    });
-  const debug = (message: string) => log.debug(message);
-  const warn = (message: string) => log.warn(message);
-  return {
-    profile: PROFILE,
-    limits,
-    log,
-    fallback: { name: cli.name, version: VERSION },
-    connect: remote
-      ? connectRemote(remote, { debug, warn, ...(tokenSource && { tokenSource }) })
-      : spawn,
-    ...(cli.protocol === "auto" && {
-      legacy: legacyConnect(remote, spawn, {
-        debug,
-        warn,
-        info: (message) => log.info(message),
-        renew: {
-          firstMs: limits.listen_backoff_ms,
-          maxMs: limits.listen_max_backoff_ms,
-          healthyMs: limits.listen_healthy_ms,
-          initializeTimeoutMs: limits.discover_timeout_ms,
-        },
-        ...(tokenSource && { tokenSource }),
-      }),
-    }),
-    output: io.output,
-    ...(cli.tools && { tools: cli.tools }),
-  };
+  const { runBridge } = await import("./bridge.ts");
+  return await runBridge(cli, io, tokenSource);
 }
 
 /**

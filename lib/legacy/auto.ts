@@ -19,27 +19,9 @@ import { type Fallback, type StartOptions, upstreamClientOn } from "../start/sta
 import { isInitializeResult, legacyInitializeParams } from "./initialize.ts";
 import type { PassThrough } from "./passthrough.ts";
 
-/** The values of `--protocol`. */
-export const PROTOCOLS = ["2026-07-28", "auto"] as const;
-
-/**
- * A value of `--protocol`.
- */
-export type Protocol = typeof PROTOCOLS[number];
-
-/**
- * True for a value of `--protocol`.
- *
- * @example
- * ```ts
- * import { isProtocol } from "./auto.ts";
- * if (!isProtocol("auto") || !isProtocol("2026-07-28")) throw new Error();
- * if (isProtocol("2025-11-25")) throw new Error("not a value of --protocol");
- * ```
- */
-export function isProtocol(value: unknown): value is Protocol {
-  return (PROTOCOLS as readonly unknown[]).includes(value);
-}
+// The values of `--protocol`, in a module of their own: the command line reads them without
+// loading the pass-through.
+export { isProtocol, type Protocol, PROTOCOLS } from "./protocol.ts";
 
 /**
  * True when a failed server/discover of a stdio upstream shows a server of

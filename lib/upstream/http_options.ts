@@ -10,9 +10,8 @@
 
 import { isLoopbackHost } from "../net/loopback.ts";
 import { UpstreamFailure } from "./failure.ts";
-import { createHttpLink } from "./http.ts";
 import { HEADER_NAME } from "./http_headers.ts";
-import { fetchTransport, type PostTransport } from "./post_transport.ts";
+import type { PostTransport } from "./post_transport.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "./token_source.ts";
 import { onceWarn, refusalAwareTransport } from "./proxy_refusal.ts";
@@ -222,26 +221,31 @@ export interface RemoteConnectOptions {
  * certificates of `--ca-file`, HTTP/2 or HTTP/1.1, the proxy variables; a
  * refusal of the proxy said as one, `proxy_refusal.ts`). It rejects with
  * `connect_failed` when the client cannot be made, for example for a proxy
- * variable that is not a URL.
+ * variable that is not a URL. The link's modules load at the first connect:
+ * only a URL upstream loads them, and one that cannot load is `connect_failed`
+ * too.
  */
 export function connectRemote(target: RemoteTarget, options: RemoteConnectOptions = {}): Connect {
-  return () => {
+  return async () => {
     const env = options.env ?? ((name: string) => Deno.env.get(name));
     let transport: PostTransport;
+    let createHttpLink: typeof import("./http.ts").createHttpLink;
     try {
       const proxy = proxyVariable(target.url, env);
       if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
+      const [http, post] = await Promise.all([import("./http.ts"), import("./post_transport.ts")]);
+      createHttpLink = http.createHttpLink;
       transport = refusalAwareTransport(
-        fetchTransport({
+        post.fetchTransport({
           ...(target.caCerts && { caCerts: target.caCerts }),
           ...(options.debug && { debug: options.debug }),
         }),
         onceWarn(options.warn, env("SANDBOX_RUNTIME") === "1"),
       );
     } catch {
-      return Promise.reject(new UpstreamFailure("connect_failed"));
+      throw new UpstreamFailure("connect_failed");
     }
-    return createHttpLink({
+    return await createHttpLink({
       url: target.url,
       headers: target.headers,
       maxResponseBytes: target.maxResponseBytes,

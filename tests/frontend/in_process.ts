@@ -21,7 +21,7 @@
 import { Frontend } from "../../lib/frontend/frontend.ts";
 import type { Clock } from "../../lib/clock.ts";
 import { parseCommandLine } from "../../lib/cli/command_line.ts";
-import { bridgeOptions } from "../../lib/cli/run.ts";
+import { bridgeOptions } from "../../lib/cli/bridge.ts";
 import { createLogger } from "../../lib/log.ts";
 import type { Limits } from "../../lib/settings/limits.ts";
 import { connectMemoryLink, type ServerFactory } from "../../lib/upstream/memory.ts";

@@ -49,6 +49,17 @@ async function graph(): Promise<{ atStart: Set<string>; all: Set<string> }> {
 }
 
 const LAZY = [
+  // `--version` and `--help` alone load neither the parser (node:util) nor the bridge.
+  "lib/cli/command_line.ts",
+  "lib/cli/bridge.ts",
+  "lib/frontend/frontend.ts",
+  "lib/jsonrpc/stdio_pipes.ts",
+  "lib/auth/options.ts",
+  "lib/legacy/auto.ts",
+  "lib/legacy/passthrough.ts",
+  // The HTTP link only for a URL.
+  "lib/upstream/http.ts",
+  "lib/upstream/sse.ts",
   "lib/auth/sign_in.ts",
   "lib/auth/logout.ts",
   "lib/doctor/main.ts",
@@ -60,12 +71,13 @@ const LAZY = [
   "npm:re2js",
 ];
 
-Deno.test("the sign-in, the logout, doctor and the schema compiler load only when they are needed", async () => {
+Deno.test("the parser, the bridge, the HTTP link, the sign-in, the logout, doctor and the schema compiler load only when they are needed", async () => {
   const { atStart, all } = await graph();
   const has = (set: Set<string>, part: string) => [...set].some((s) => s.includes(part));
   for (const part of LAZY) {
     ok(!has(atStart, part), `${part} is a static import of main.ts`);
     ok(has(all, part), `${part} is not in the graph at all: deno compile would leave it out`);
   }
-  ok(has(atStart, "lib/frontend/frontend.ts"), "the walk of the graph found the front end");
+  ok(has(atStart, "lib/cli/help.ts"), "the walk of the graph found the text of --help");
+  ok(![...atStart].some((s) => s.startsWith("node:")), "a node: module loads for --version");
 });

@@ -88,6 +88,8 @@ Deno.test("release: compile.ts builds every target with the flags of the default
     deepStrictEqual(args, [
       "compile",
       ...permissionFlags(),
+      "--node-modules-dir=none",
+      "--exclude-unused-npm",
       "--target",
       t.target,
       "--output",

@@ -1,0 +1,104 @@
+/**
+ * The wiring of the bridge, loaded by `run.ts` only when a command line starts
+ * it: the link to the upstream (a child on stdio, or the HTTP link of a URL,
+ * and with `--protocol auto` the link of revision 2025-11-25), the front end
+ * on stdin and stdout, and the signals.
+ *
+ * @module
+ */
+
+import { Frontend, type FrontendOptions } from "../frontend/frontend.ts";
+import { createLogger, type Logger } from "../log.ts";
+import { legacyConnect } from "../legacy/wiring.ts";
+import { connectRemote } from "../upstream/http_options.ts";
+import { spawnStdioLink } from "../upstream/stdio.ts";
+import type { TokenSource } from "../upstream/token_source.ts";
+import { VERSION } from "../version.ts";
+import { VSCODE_PROFILE } from "../vscode/profile.ts";
+import type { RunCommand } from "./command_line.ts";
+import type { CliIo } from "./run.ts";
+
+const PROFILE = VSCODE_PROFILE;
+
+/**
+ * Runs the bridge of the command line `cli` on the pipes of `io` until the
+ * end of stdin or a signal; resolves with the exit code.
+ */
+export async function runBridge(
+  cli: RunCommand,
+  io: CliIo,
+  tokenSource: TokenSource | undefined,
+): Promise<number> {
+  const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
+  const stdio = await io.stdio();
+  const frontend = new Frontend(bridgeOptions(cli, {
+    log,
+    // Plain reads and writes on the event loop: no web stream stage, no
+    // thread hand-off per chunk (jsonrpc/byte_io.ts, jsonrpc/stdio_pipes.ts).
+    output: stdio.output,
+    ...(tokenSource && { tokenSource }),
+  }));
+  // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGTERM", "SIGINT"];
+  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  try {
+    return await frontend.run(stdio.input, stop.signal);
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+  }
+}
+
+/** What the wiring of {@linkcode bridgeOptions} takes besides the command line. */
+export interface BridgeIo {
+  readonly log: Logger;
+  /** Where the messages for the client go. */
+  readonly output: FrontendOptions["output"];
+  /** The sign-in of a URL upstream. */
+  readonly tokenSource?: TokenSource;
+}
+
+/**
+ * The options of the front end for the command line `cli`: the profile, the
+ * limits, the link to the upstream (a child on stdio, or the HTTP link of a
+ * URL) and, with `--protocol auto`, the link of revision 2025-11-25.
+ */
+export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
+  const { command, args, limits, remote } = cli;
+  const { log, tokenSource } = io;
+  const spawn = () =>
+    spawnStdioLink({
+      command,
+      args,
+      maxLineBytes: limits.max_line_bytes,
+      stopGraceMs: limits.child_stop_grace_ms,
+    });
+  const debug = (message: string) => log.debug(message);
+  const warn = (message: string) => log.warn(message);
+  return {
+    profile: PROFILE,
+    limits,
+    log,
+    fallback: { name: cli.name, version: VERSION },
+    connect: remote
+      ? connectRemote(remote, { debug, warn, ...(tokenSource && { tokenSource }) })
+      : spawn,
+    ...(cli.protocol === "auto" && {
+      legacy: legacyConnect(remote, spawn, {
+        debug,
+        warn,
+        info: (message) => log.info(message),
+        renew: {
+          firstMs: limits.listen_backoff_ms,
+          maxMs: limits.listen_max_backoff_ms,
+          healthyMs: limits.listen_healthy_ms,
+          initializeTimeoutMs: limits.discover_timeout_ms,
+        },
+        ...(tokenSource && { tokenSource }),
+      }),
+    }),
+    output: io.output,
+    ...(cli.tools && { tools: cli.tools }),
+  };
+}

@@ -146,7 +146,10 @@ export async function sendOnce(
       // A stream of the caller's own was read by the failed attempt: it cannot go again.
       if (body instanceof ReadableStream || init.signal?.aborted) throw error;
       if (options.fallback?.(error)) continue;
-      if (resent || !neverSent(error)) throw error;
+      // A proxy that refuses the tunnel (Deno: "unsuccessful tunnel") refuses it again: no resend.
+      if (resent || !neverSent(error) || causeText(error).includes("unsuccessful tunnel")) {
+        throw error;
+      }
       resent = true;
       options.debug?.("no byte of a request left (the connection failed first); sending it once");
     }

@@ -20,7 +20,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { embeddedBytes, PAYLOAD_LIMIT_BYTES, payloadExcludes } from "./payload.ts";
+import { embeddedBytes, PAYLOAD_LIMIT_BYTES, payloadPlan } from "./payload.ts";
 import { compileArgs, hostTarget } from "./release_targets.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -240,9 +240,9 @@ async function payloadBytes(): Promise<number | undefined> {
   if (target === undefined) return undefined;
   const dir = await Deno.makeTempDir();
   try {
-    const excludes = await payloadExcludes(`${root}main.ts`, root);
+    const payload = await payloadPlan(`${root}main.ts`, root);
     const result = await new Deno.Command(deno, {
-      args: compileArgs(target, `${dir}/bridge`, `${root}main.ts`, excludes),
+      args: compileArgs(target, `${dir}/bridge`, `${root}main.ts`, payload),
       cwd: root,
       env: { DENORT_BIN: deno, NO_COLOR: "1" },
       stdout: "piped",

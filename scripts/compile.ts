@@ -20,7 +20,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeChecksums } from "./checksums.ts";
-import { payloadExcludes } from "./payload.ts";
+import { payloadPlan } from "./payload.ts";
 import {
   assetName,
   compileArgs,
@@ -52,11 +52,11 @@ async function main(): Promise<number> {
   const targets = chosenTargets(Deno.args, Deno.env.get("DENORT_BIN") !== undefined);
   let failed = 0;
   const built: string[] = [];
-  const excludes = await payloadExcludes(`${root}main.ts`, root);
+  const payload = await payloadPlan(`${root}main.ts`, root);
   for (const target of targets) {
     const output = `${root}dist/${assetName(target)}`;
     const result = await new Deno.Command(Deno.execPath(), {
-      args: compileArgs(target, output, `${root}main.ts`, excludes),
+      args: compileArgs(target, output, `${root}main.ts`, payload),
       cwd: root,
       stdout: "inherit",
       stderr: "piped",

@@ -8,14 +8,22 @@
  * document, and no CommonJS copy of a package that the program loads as
  * ES modules ({@linkcode ESM_ONLY}).
  *
- * `scripts/compile.ts` builds with {@linkcode payloadExcludes};
+ * deno.json turns on `lazy-dynamic-imports`: `deno run` loads the module
+ * behind an `import()` when it runs, not with the program's graph at the
+ * start (so `--version` reads no module of the bridge). `deno compile` then
+ * follows static imports only, so the compile names every module of the
+ * program with `--include` ({@linkcode Payload.includes}); `deno info`
+ * still follows the `import()` calls.
+ *
+ * `scripts/compile.ts` builds with {@linkcode payloadPlan};
  * `tests/release/payload_test.ts` measures the embedded files against
  * {@linkcode PAYLOAD_LIMIT_BYTES}.
  *
  * @module
  */
 
-import { join, relative, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
+import { fileURLToPath as fromFileUrl, pathToFileURL as toFileUrl } from "node:url";
 
 /** The most the embedded files of the bridge may weigh: 12 MB. */
 export const PAYLOAD_LIMIT_BYTES = 12_000_000;
@@ -53,9 +61,13 @@ export function neverRuns(name: string, path: string): boolean {
   return false;
 }
 
-/** `deno info --json` of an entry: its npm modules and the npm packages of the lockfile. */
-interface Info {
-  readonly modules: readonly { readonly kind?: string; readonly npmPackage?: string }[];
+/** `deno info --json` of an entry: its modules and the npm packages of the lockfile. */
+export interface Info {
+  readonly modules: readonly {
+    readonly kind?: string;
+    readonly specifier?: string;
+    readonly npmPackage?: string;
+  }[];
   readonly npmPackages: Record<
     string,
     { readonly name: string; readonly dependencies: readonly string[]; readonly localPath?: string }
@@ -84,11 +96,20 @@ function* filesOf(root: string, dir = root): Generator<string> {
   }
 }
 
-/**
- * The `--exclude` paths of a compile of `entry`: the files of the embedded
- * npm packages that never run, a whole directory when none of its files runs.
- */
-export async function payloadExcludes(entry: string, cwd: string): Promise<string[]> {
+/** What a compile of the program embeds beyond its static graph, and what it leaves out. */
+export interface Payload {
+  /**
+   * The program's own modules (all but the entry), for `--include`: those
+   * loaded by `import()` are not in the static graph that `deno compile`
+   * follows with `lazy-dynamic-imports`.
+   */
+  readonly includes: readonly string[];
+  /** The files of the embedded npm packages that never run, for `--exclude`. */
+  readonly excludes: readonly string[];
+}
+
+/** The `--include` and `--exclude` paths of a compile of `entry` (a path under `cwd`). */
+export async function payloadPlan(entry: string, cwd: string): Promise<Payload> {
   const result = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", ...NPM_PAYLOAD_FLAGS.slice(0, 1), entry],
     cwd,
@@ -104,7 +125,15 @@ export async function payloadExcludes(entry: string, cwd: string): Promise<strin
     if (pkg.localPath === undefined) continue;
     excludes.push(...excludedIn(pkg.localPath, pkg.name));
   }
-  return excludes;
+  return { includes: ownModules(info, entry), excludes };
+}
+
+/** The paths of the local modules of `info`, but `entry`'s. */
+export function ownModules(info: Info, entry: string): string[] {
+  const root = toFileUrl(resolve(entry)).href;
+  return info.modules.flatMap(({ specifier }) =>
+    specifier?.startsWith("file:") && specifier !== root ? [fromFileUrl(specifier)] : []
+  );
 }
 
 /** The paths to exclude of one package directory: directories where nothing runs, as one path. */

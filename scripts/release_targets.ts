@@ -11,7 +11,7 @@
 
 import release from "./release_targets.json" with { type: "json" };
 import config from "../deno.json" with { type: "json" };
-import { NPM_PAYLOAD_FLAGS } from "./payload.ts";
+import { NPM_PAYLOAD_FLAGS, type Payload } from "./payload.ts";
 
 /** One compile target with its npm platform and the GitHub runner of its OS. */
 export interface ReleaseTarget {
@@ -80,20 +80,22 @@ export function permissionFlags(set: string = PERMISSION_SET): string[] {
 
 /**
  * The `deno compile` arguments of a target, with the flags of the permission
- * set; only the npm packages of the module graph are embedded, without the
- * files of `excludes` (`scripts/payload.ts`).
+ * set; the program's modules of `payload.includes` are embedded (the modules
+ * loaded by `import()`), and of the npm packages only those of the module
+ * graph, without the files of `payload.excludes` (`scripts/payload.ts`).
  */
 export function compileArgs(
   target: ReleaseTarget,
   output: string,
   entry: string,
-  excludes: readonly string[] = [],
+  payload: Partial<Payload> = {},
 ): string[] {
   return [
     "compile",
     ...permissionFlags(),
     ...NPM_PAYLOAD_FLAGS,
-    ...excludes.flatMap((path) => ["--exclude", path]),
+    ...(payload.includes ?? []).flatMap((path) => ["--include", path]),
+    ...(payload.excludes ?? []).flatMap((path) => ["--exclude", path]),
     "--target",
     target.target,
     "--output",

@@ -9,10 +9,8 @@
 
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { Logger } from "../log.ts";
-import { systemBrowser } from "./browser.ts";
 import type { SignIn } from "./sign_in.ts";
-import { signInFetch } from "./sign_in_fetch.ts";
-import { defaultStoreDir, StoreError, TokenStore } from "./store.ts";
+import type { TokenStore } from "./store.ts";
 
 /**
  * The names of the sign-in options that {@linkcode readAuthOptions} reads
@@ -172,6 +170,8 @@ export async function openStore(
   settings: Pick<AuthSettings, "tokenStore">,
   env: (name: string) => string | undefined,
 ): Promise<TokenStore> {
+  // The store (and node:path) loads only for a command line that has one.
+  const { defaultStoreDir, StoreError, TokenStore } = await import("./store.ts");
   try {
     return await TokenStore.open(settings.tokenStore ?? defaultStoreDir(env));
   } catch (error) {
@@ -231,13 +231,20 @@ export async function createSignIn(
     }
   }
   const sandbox = env("SANDBOX_RUNTIME") === "1";
+  // The sign-in, its store, its browser and the SDK's OAuth code load only for
+  // an upstream that signs in: memory and start-up that a bridge in front of
+  // a command never needs.
+  const [{ SignIn }, { defaultStoreDir, TokenStore }, { systemBrowser }, { signInFetch }] =
+    await Promise.all([
+      import("./sign_in.ts"),
+      import("./store.ts"),
+      import("./browser.ts"),
+      import("./sign_in_fetch.ts"),
+    ]);
   const store = sandbox
     ? TokenStore.at(settings.tokenStore ?? defaultStoreDir(env))
     : await openStore(settings, env);
   const url = new URL(serverUrl).href;
-  // The sign-in and the SDK's OAuth code load only for an upstream that signs in:
-  // about 30 MB of memory that a bridge in front of a command never needs.
-  const { SignIn } = await import("./sign_in.ts");
   return new SignIn({
     serverUrl: url,
     store,

@@ -33,8 +33,7 @@ export async function runBridge(
   const stdio = await io.stdio();
   const frontend = new Frontend(bridgeOptions(cli, {
     log,
-    // Plain reads and writes on the event loop: no web stream stage, no
-    // thread hand-off per chunk (jsonrpc/byte_io.ts, jsonrpc/stdio_pipes.ts).
+    // Plain reads and writes: no web stream stage (jsonrpc/byte_io.ts).
     output: stdio.output,
     ...(tokenSource && { tokenSource }),
   }));

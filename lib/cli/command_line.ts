@@ -8,8 +8,6 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
-import { basename, extname } from "node:path";
 import { type Limits, parseLimitFlags } from "../settings/limits.ts";
 import { isLogLevel, type LogLevel } from "../log.ts";
 import { isProtocol, type Protocol } from "../legacy/protocol.ts";
@@ -30,7 +28,7 @@ import type { LoginCommand } from "../auth/login.ts";
 import type { LogoutCommand } from "../auth/logout.ts";
 import { globProblem, ToolFilter } from "../translate/tool_filter.ts";
 import { flagNames, optionsOf } from "./flags.ts";
-import { usageReason } from "./usage.ts";
+import { OptionError, parseOptions } from "./usage.ts";
 
 /** What the command line of the bridge (or of `doctor`) asks for. */
 export type Command =
@@ -77,6 +75,7 @@ function asUsage<T>(make: () => T): T {
   try {
     return make();
   } catch (error) {
+    if (error instanceof OptionError) throw new UsageError(error.message);
     if (error instanceof AuthOptionError || error instanceof RemoteArgumentError) {
       throw new UsageError(
         error.message,
@@ -104,25 +103,14 @@ export function parseCommandLine(argv: readonly string[], env: Env = ENV): Comma
   const split = argv.indexOf("--");
   const optionArgs = split === -1 ? argv : argv.slice(0, split);
   const options = optionsOf("serve");
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...optionArgs],
-      allowPositionals: split === -1,
-      strict: true,
+  const parsed = asUsage(() =>
+    parseOptions(
+      optionArgs,
       options,
-    });
-  } catch (error) {
-    throw new UsageError(
-      usageReason(
-        error,
-        optionArgs,
-        options,
-        "an argument before -- is not valid: give a URL or -- COMMAND, not both",
-      ),
-    );
-  }
-  const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
+      split === -1 || "an argument before -- is not valid: give a URL or -- COMMAND, not both",
+    )
+  );
+  const values: Record<string, string | boolean | string[] | undefined> = parsed.values;
   if (values.help) return { kind: "help" };
   if (values.version) return { kind: "version" };
   const commandLine = split === -1 ? parsed.positionals : argv.slice(split + 1);
@@ -151,9 +139,7 @@ export function parseCommandLine(argv: readonly string[], env: Env = ENV): Comma
     args,
     ...(remote && { remote }),
     ...(auth && { auth }),
-    name: typeof name === "string"
-      ? name
-      : (remote ? remote.url.hostname : basename(command!, extname(command!))),
+    name: typeof name === "string" ? name : (remote ? remote.url.hostname : fileStem(command!)),
     logLevel,
     limits: limits.limits,
     protocol,
@@ -199,16 +185,24 @@ function parseSubcommand(command: "login" | "logout", argv: readonly string[]): 
   positionals: string[];
   values: Record<string, string | boolean | string[] | undefined>;
 } {
-  const options = optionsOf(command);
-  try {
-    const parsed = parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
-    return {
-      positionals: parsed.positionals,
-      values: parsed.values as Record<string, string | boolean | string[] | undefined>,
-    };
-  } catch (error) {
-    throw new UsageError(usageReason(error, argv, options));
-  }
+  return asUsage(() => parseOptions(argv, optionsOf(command), true));
+}
+
+/**
+ * The file name of a command without its extension, as `basename(path,
+ * extname(path))` of `node:path` gives it: `/usr/bin/my-server.js` is
+ * `my-server`; a name that starts with its only dot (`.server`) keeps it.
+ */
+export function fileStem(path: string): string {
+  const separators = Deno.build.os === "windows" ? /[\\/]+$/ : /\/+$/;
+  const trimmed = path.replace(separators, "");
+  const at = Math.max(
+    trimmed.lastIndexOf("/"),
+    Deno.build.os === "windows" ? trimmed.lastIndexOf("\\") : -1,
+  );
+  const base = trimmed.slice(at + 1);
+  const dot = base.lastIndexOf(".");
+  return dot > 0 ? base.slice(0, dot) : base;
 }
 
 /**

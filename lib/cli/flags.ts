@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { OptionKind } from "./usage.ts";
 import { LIMIT_FLAGS, limitFlagDefault, type LimitUnit } from "../settings/limits.ts";
 
 /** A subcommand: the bridge itself (`serve`), or one named on the command line. */
@@ -203,14 +204,11 @@ export const FLAGS: readonly Flag[] = Object.freeze([
   },
 ]);
 
-/** A `parseArgs` option descriptor. */
-export type ParseOption = { type: "string" | "boolean"; multiple?: boolean };
-
 /**
- * The `parseArgs` options of a subcommand.
+ * The options of a subcommand, for `parseOptions` (`usage.ts`).
  */
-export function optionsOf(command: Subcommand): Record<string, ParseOption> {
-  const options: Record<string, ParseOption> = {};
+export function optionsOf(command: Subcommand): Record<string, OptionKind> {
+  const options: Record<string, OptionKind> = {};
   for (const flag of FLAGS) {
     if (!flag.commands.includes(command)) continue;
     options[flag.name] = flag.multiple ? { type: flag.type, multiple: true } : { type: flag.type };

@@ -11,10 +11,11 @@
 import type { Clock } from "../clock.ts";
 import type { Json, JsonObject, Message } from "../jsonrpc/message.ts";
 import type { Connect } from "../upstream/link.ts";
-import { legacyFallback, type LegacyOptions } from "../legacy/auto.ts";
-import { legacyInitializeResult } from "../legacy/initialize.ts";
-import { PassThrough } from "../legacy/passthrough.ts";
+import type { LegacyOptions } from "../legacy/auto.ts";
+import type { PassThrough } from "../legacy/passthrough.ts";
 import type { BridgeError } from "../errors/errors.ts";
+import { mapUpstreamFailure } from "../errors/failures.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
 import { declaredOf } from "../input/input_checks.ts";
 import type { Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
@@ -57,12 +58,36 @@ export type Initialized =
   | { readonly kind: "failed"; readonly error: BridgeError; readonly stopped: Promise<void> }
   | { readonly kind: "canceled"; readonly stopped: Promise<void> };
 
+/** The modules of `--protocol auto`: the fallback, the pass-through, the older initialize result. */
+async function loadLegacy() {
+  const [auto, passthrough, initialize] = await Promise.all([
+    import("../legacy/auto.ts"),
+    import("../legacy/passthrough.ts"),
+    import("../legacy/initialize.ts"),
+  ]);
+  return {
+    legacyFallback: auto.legacyFallback,
+    PassThrough: passthrough.PassThrough,
+    legacyInitializeResult: initialize.legacyInitializeResult,
+  };
+}
+
 /** Starts the upstream for the first initialize. Never throws. */
 export async function initializeUpstream(ctx: InitializeContext): Promise<Initialized> {
   const { log, limits, profile, fallback, legacy, params, pending, write } = ctx;
   const { tools } = ctx;
-  const passthrough = legacy &&
-    new PassThrough({ limits, log, profile, pending, write, tools });
+  // The pass-through loads only with --protocol auto (`legacy`). A module that
+  // cannot load fails this initialize as a start that failed does, no crash.
+  let older: Awaited<ReturnType<typeof loadLegacy>> | undefined;
+  try {
+    older = legacy && await loadLegacy();
+  } catch {
+    log.error("cannot load the pass-through of --protocol auto");
+    const error = mapUpstreamFailure(new UpstreamFailure("spawn_failed"), "initialize", "");
+    return { kind: "failed", error, stopped: Promise.resolve() };
+  }
+  const passthrough = older &&
+    new older.PassThrough({ limits, log, profile, pending, write, tools });
   const started = await startUpstream({
     connect: ctx.connect,
     clientInfo: params.clientInfo as JsonObject,
@@ -75,8 +100,8 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
       if (out) write({ jsonrpc: "2.0", method: "notifications/message", params: out });
     },
     hold: ctx.hold,
-    ...(legacy && passthrough && {
-      fallback: legacyFallback({ ...legacy, passthrough, params }),
+    ...(legacy && older && passthrough && {
+      fallback: older.legacyFallback({ ...legacy, passthrough, params }),
     }),
   });
   switch (started.kind) {
@@ -86,7 +111,7 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
     case "legacy": {
       // Only the fallback of a pass-through gives this kind.
       const ready = passthrough!;
-      const result = legacyInitializeResult(started.initialize, fallback, ready.icons);
+      const result = older!.legacyInitializeResult(started.initialize, fallback, ready.icons);
       return { kind: "ready", ready, result };
     }
     case "ready": {

@@ -8,7 +8,7 @@
  */
 
 import type { BridgeError } from "../errors/errors.ts";
-import { PassThrough } from "../legacy/passthrough.ts";
+import type { PassThrough } from "../legacy/passthrough.ts";
 import type { Ready } from "./ready.ts";
 
 /**
@@ -32,7 +32,15 @@ export type State =
  * of revision 2025-11-25 (`--protocol auto`), else `ready`.
  */
 export function readyState(ready: Ready | PassThrough): State {
-  return ready instanceof PassThrough ? { name: "passthrough", ready } : { name: "ready", ready };
+  return isPassThrough(ready) ? { name: "passthrough", ready } : { name: "ready", ready };
+}
+
+/**
+ * Whether the connection is the pass-through of an older upstream (its
+ * module loads only with `--protocol auto`, so no `instanceof` here).
+ */
+export function isPassThrough(ready: Ready | PassThrough): ready is PassThrough {
+  return "kind" in ready && ready.kind === "passthrough";
 }
 
 /** The upstream connection that a state holds, if any: none before the ready state. */

@@ -1,8 +1,7 @@
 /**
- * The two ends of a byte pipe, as web streams, as Deno's plain readers and
- * writers (`Deno.stdin`, `Deno.stdout`), or as a source of its own chunks (a
- * socket, ./stdio_pipes.ts). The CLI reads and writes its stdio without a
- * stream stage: a web stream costs a pull, a 64 KiB allocation and several
+ * The two ends of a byte pipe, as web streams, or as Deno's plain readers
+ * and writers (`Deno.stdin`, `Deno.stdout`). The CLI reads and writes its
+ * stdio without a stream stage: a web stream costs a pull, a 64 KiB allocation and several
  * promises per chunk, about a fifth of the bridge's CPU time per small call in
  * the benchmark, where a plain read costs one op.
  *
@@ -22,11 +21,6 @@ export interface ByteWriter {
   close?(): void;
 }
 
-/** A source that makes its own chunks (a socket: ./stdio_pipes.ts). */
-export interface ChunkInput {
-  chunks(): ChunkSource;
-}
-
 /**
  * What {@linkcode readChunks} and {@linkcode openSink} take.
  *
@@ -41,7 +35,7 @@ export interface ChunkInput {
  * source.release();
  * ```
  */
-export type ByteInput = ReadableStream<Uint8Array> | ByteReader | ChunkInput;
+export type ByteInput = ReadableStream<Uint8Array> | ByteReader;
 
 /**
  * What {@linkcode openSink} takes: a web stream, or a writer that may write a
@@ -109,7 +103,6 @@ export function readChunks(input: ByteInput): ChunkSource {
       owned: false, // the chunks of the caller's stream
     };
   }
-  if ("chunks" in input) return input.chunks();
   return bufferedSource(async (buffer) => {
     const n = await input.read(buffer);
     return n === null ? null : buffer.subarray(0, n);

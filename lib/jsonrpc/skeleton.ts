@@ -15,7 +15,6 @@
  * @module
  */
 
-import { isUtf8 } from "node:buffer";
 import { isObject, type Json, type JsonObject } from "./message.ts";
 import { nestingDepth } from "./parse.ts";
 
@@ -29,6 +28,28 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** The piece of a line that one decode of {@linkcode isUtf8} checks. */
+const UTF8_CHECK_BYTES = 1024 * 1024;
+
+/**
+ * Whether `bytes` are valid UTF-8, checked a piece at a time: a large line
+ * costs the string of one piece at a time, not a second copy of itself.
+ * (`isUtf8` of `node:buffer` would start Deno's Node.js compatibility layer
+ * at every start of the bridge: about 10 ms and 4 MiB.)
+ */
+export function isUtf8(bytes: Uint8Array): boolean {
+  const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  try {
+    for (let at = 0; at < bytes.length; at += UTF8_CHECK_BYTES) {
+      strict.decode(bytes.subarray(at, at + UTF8_CHECK_BYTES), { stream: true });
+    }
+    strict.decode(); // a sequence cut at the end of the line
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A line whose long strings are still bytes of the line. */
 export interface Skeleton {

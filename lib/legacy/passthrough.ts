@@ -98,6 +98,8 @@ export function passTimeoutMs(limits: Limits, method: string): number {
 
 /** The pass-through of one connection; its handlers get the upstream's messages. */
 export class PassThrough implements LegacyHandlers {
+  /** What tells it from the ready data of a 2026-07-28 session (`frontend/state.ts`). */
+  readonly kind = "passthrough";
   readonly #o: PassThroughOptions;
   #session: UpstreamClient | undefined;
   #results: ResultContext;

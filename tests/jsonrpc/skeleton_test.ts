@@ -3,6 +3,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import {
   isPlaceholder,
+  isUtf8,
   LONG_STRING_BYTES,
   materializeJson,
   nextSpecial,
@@ -174,4 +175,17 @@ Deno.test("skeleton: the line that is the whole of its buffer is given back afte
   if (sk2 === undefined || sk2 === "invalid") throw new Error("expected a skeleton");
   strictEqual(out(serializeSkeleton(sk2.value, sk2)), text + "\n");
   strictEqual(outer.buffer.detached, false);
+});
+
+Deno.test("isUtf8: checked a piece at a time, a sequence cut by a piece's end is whole, a cut one at the end is not", () => {
+  const text = "é€𝄞".repeat(300_000); // 2, 3 and 4 bytes; 2.7 MB, so pieces end inside sequences
+  const bytes = new TextEncoder().encode(text);
+  strictEqual(isUtf8(bytes), true);
+  strictEqual(isUtf8(bytes.subarray(0, bytes.length - 1)), false);
+  const broken = bytes.slice();
+  broken[1024 * 1024 + 1] = 0xff;
+  strictEqual(isUtf8(broken), false);
+  strictEqual(isUtf8(new Uint8Array([0xef, 0xbb, 0xbf, 0x41])), true); // a BOM is UTF-8
+  strictEqual(isUtf8(new Uint8Array([0xed, 0xa0, 0x80])), false); // a surrogate is not
+  strictEqual(isUtf8(new Uint8Array()), true);
 });

@@ -20,7 +20,9 @@ interface ModuleInfo {
 }
 
 /** The modules reached from main.ts through static imports, and through any import. */
-async function graph(): Promise<{ atStart: Set<string>; all: Set<string> }> {
+async function graph(
+  from: readonly string[] = [],
+): Promise<{ atStart: Set<string>; all: Set<string> }> {
   const { stdout, success } = await new Deno.Command(DENO, {
     args: ["info", "--json", `${ROOT}main.ts`],
     cwd: ROOT,
@@ -34,7 +36,7 @@ async function graph(): Promise<{ atStart: Set<string>; all: Set<string> }> {
   const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
   const reach = (followDynamic: boolean) => {
     const seen = new Set<string>();
-    const stack = [...info.roots];
+    const stack = from.length > 0 ? from.map((path) => `file://${ROOT}${path}`) : [...info.roots];
     while (stack.length > 0) {
       const specifier = stack.pop()!;
       if (seen.has(specifier)) continue;
@@ -48,12 +50,13 @@ async function graph(): Promise<{ atStart: Set<string>; all: Set<string> }> {
   return { atStart: reach(false), all: reach(true) };
 }
 
+const has = (set: Set<string>, part: string) => [...set].some((s) => s.includes(part));
+
 const LAZY = [
   // `--version` and `--help` alone load neither the parser (node:util) nor the bridge.
   "lib/cli/command_line.ts",
   "lib/cli/bridge.ts",
   "lib/frontend/frontend.ts",
-  "lib/jsonrpc/stdio_pipes.ts",
   "lib/auth/options.ts",
   "lib/legacy/auto.ts",
   "lib/legacy/passthrough.ts",
@@ -73,11 +76,48 @@ const LAZY = [
 
 Deno.test("the parser, the bridge, the HTTP link, the sign-in, the logout, doctor and the schema compiler load only when they are needed", async () => {
   const { atStart, all } = await graph();
-  const has = (set: Set<string>, part: string) => [...set].some((s) => s.includes(part));
   for (const part of LAZY) {
     ok(!has(atStart, part), `${part} is a static import of main.ts`);
     ok(has(all, part), `${part} is not in the graph at all: deno compile would leave it out`);
   }
   ok(has(atStart, "lib/cli/help.ts"), "the walk of the graph found the text of --help");
   ok(![...atStart].some((s) => s.startsWith("node:")), "a node: module loads for --version");
+});
+
+// What the stdio bridge imports (lib/cli/run.ts): the command line's modules, then the wiring.
+const STDIO_BRIDGE = [
+  "main.ts",
+  "lib/cli/command_line.ts",
+  "lib/auth/options.ts",
+  "lib/cli/usage.ts",
+  "lib/upstream/http_options.ts",
+  "lib/cli/bridge.ts",
+];
+
+Deno.test("a bridge in front of a command loads no node: module, no pass-through, no token store and no browser", async () => {
+  const { atStart, all } = await graph(STDIO_BRIDGE);
+  ok(has(atStart, "lib/frontend/frontend.ts") && has(atStart, "lib/upstream/stdio.ts"));
+  // A node: module starts Deno's Node.js compatibility layer: tens of ms and MiB at each start.
+  const node = [...atStart].filter((s) => s.startsWith("node:"));
+  ok(node.length === 0, `node: modules at the start of a stdio bridge: ${node.join(", ")}`);
+  for (
+    const part of [
+      "lib/legacy/passthrough.ts",
+      "lib/legacy/auto.ts",
+      "lib/auth/store.ts",
+      "lib/auth/browser.ts",
+      "lib/auth/sign_in_fetch.ts",
+      "lib/upstream/http.ts",
+      "npm:",
+    ]
+  ) {
+    ok(!has(atStart, part), `${part} loads for a stdio bridge`);
+    if (part !== "npm:") ok(has(all, part), `${part} is not in the graph: deno compile needs it`);
+  }
+});
+
+Deno.test("deno run loads a module behind import() only when it runs (lazy-dynamic-imports)", async () => {
+  // Without it, `deno run` reads and resolves every import() of the graph at the start.
+  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`)) as { unstable?: string[] };
+  ok(config.unstable?.includes("lazy-dynamic-imports"), JSON.stringify(config.unstable));
 });

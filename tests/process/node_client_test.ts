@@ -1,7 +1,7 @@
 /**
  * The bridge spawned by Node.js, as VS Code spawns it: Node gives the child
- * socket pairs for stdin and stdout (lib/jsonrpc/stdio_pipes.ts reads and
- * writes them on the event loop). The client is the v1 SDK under Node.
+ * socket pairs for stdin and stdout, which the bridge reads and writes with
+ * Deno's own reader and writer. The client is the v1 SDK under Node.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";

@@ -6,9 +6,14 @@
  * the real binaries.
  */
 
-import { ok, strictEqual } from "node:assert/strict";
-import { embeddedBytes, neverRuns, PAYLOAD_LIMIT_BYTES } from "../../scripts/payload.ts";
-import { payloadExcludes } from "../../scripts/payload.ts";
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import {
+  embeddedBytes,
+  neverRuns,
+  ownModules,
+  PAYLOAD_LIMIT_BYTES,
+  payloadPlan,
+} from "../../scripts/payload.ts";
 import { compileArgs, hostTarget } from "../../scripts/release_targets.ts";
 import { DENO, ROOT } from "../process/helpers.ts";
 
@@ -34,15 +39,32 @@ Deno.test("payload: source maps, declarations and CommonJS copies of ES module p
   ok(!neverRuns("ajv", "LICENSE"));
 });
 
+Deno.test("payload: the modules to include are the local modules of the graph but the entry", () => {
+  const info = {
+    modules: [
+      { kind: "esm", specifier: "file:///p/main.ts" },
+      { kind: "esm", specifier: "file:///p/lib/cli/bridge.ts" },
+      { kind: "npm", specifier: "npm:/ajv@8.20.0", npmPackage: "ajv@8.20.0" },
+      { kind: "external", specifier: "node:net" },
+    ],
+    npmPackages: {},
+  };
+  deepStrictEqual(ownModules(info, "/p/main.ts"), ["/p/lib/cli/bridge.ts"]);
+});
+
 Deno.test({
   name: "payload: the compiled bridge embeds at most 12 MB, and nothing of the tests' packages",
   ignore: hostTarget() === undefined,
   async fn() {
     const dir = await Deno.makeTempDir();
     try {
-      const excludes = await payloadExcludes(`${ROOT}main.ts`, ROOT);
+      const payload = await payloadPlan(`${ROOT}main.ts`, ROOT);
+      // The modules behind import() (deno.json's lazy-dynamic-imports) are named for the compile.
+      for (const path of ["cli/bridge.ts", "legacy/passthrough.ts", "auth/sign_in.ts"]) {
+        ok(payload.includes.includes(`${ROOT}lib/${path}`), path);
+      }
       const result = await new Deno.Command(DENO, {
-        args: compileArgs(hostTarget()!, `${dir}/bridge`, `${ROOT}main.ts`, excludes),
+        args: compileArgs(hostTarget()!, `${dir}/bridge`, `${ROOT}main.ts`, payload),
         cwd: ROOT,
         env: { DENORT_BIN: DENO, NO_COLOR: "1" },
         stdout: "piped",
@@ -66,7 +88,7 @@ Deno.test({
       ) {
         ok(!summary.includes(name), `${name} is embedded:\n${summary}`);
       }
-      // The program's own packages are there.
+      // The program's own packages are there, those of the modules behind import() too.
       for (const name of ["ajv", "re2js", "client", "sdk"]) ok(summary.includes(name), name);
     } finally {
       await Deno.remove(dir, { recursive: true });

@@ -1,7 +1,8 @@
 /**
- * The bridge's own stdin and stdout (lib/jsonrpc/stdio_pipes.ts) over the
- * real program: files instead of pipes keep Deno's reader and writer, and a
- * client that closes its end of stdout gets no crash of the bridge.
+ * The bridge's own stdin and stdout (`Deno.stdin` and `Deno.stdout`, read
+ * and written without a web stream: lib/jsonrpc/byte_io.ts) over the real
+ * program: files instead of pipes, a client that closes its end of stdout
+ * (no crash of the bridge), stdout and stderr as one pipe.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";

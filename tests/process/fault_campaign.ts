@@ -22,6 +22,13 @@ type Obj = Record<string, unknown>;
 export interface Phase {
   readonly calls: number;
   readonly plan: FaultPlan | null;
+  /**
+   * Wait first until tools/list gets a result (at most `limitMs` of the
+   * campaign, polled every 250 ms): the pass-through starts a new session
+   * after a lost connection, with the listen stream's wait (0.5 s doubling),
+   * and calls fail at once until it is back.
+   */
+  readonly settle?: boolean;
 }
 
 /** What a campaign runs. */
@@ -184,8 +191,22 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignFig
   }, 500);
 
   let nextId = 1;
+  let probes = 0;
+  const settle = async () => {
+    const until = performance.now() + options.limitMs * 4;
+    while (performance.now() < until) {
+      const id = `probe-${probes++}`;
+      const done = answer(id, options.limitMs);
+      await send({ jsonrpc: "2.0", id, method: "tools/list" });
+      const message = await done;
+      if (message !== null && "result" in message) return;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    throw new Error(`the upstream session did not come back after the storm\n${stderr}`);
+  };
   const runPhase = async (phase: Phase): Promise<PhaseFigures> => {
     options.proxy.setPlan(phase.plan);
+    if (phase.settle) await settle();
     const figures: PhaseFigures = {
       calls: phase.calls,
       answered: 0,

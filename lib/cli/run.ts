@@ -17,7 +17,6 @@ import type { TokenSource } from "../upstream/token_source.ts";
 import { VERSION } from "../version.ts";
 import { VSCODE_PROFILE } from "../vscode/profile.ts";
 import type { Command } from "./command_line.ts";
-import { usageText } from "./help.ts";
 
 const enc = new TextEncoder();
 const PROFILE = VSCODE_PROFILE;
@@ -131,7 +130,9 @@ function logout(argv: readonly string[], io: CliIo): Promise<number> {
 
 /** The text of `--help` or `--version` on stdout; exit 0. */
 async function helpOrVersion(kind: "help" | "version", io: CliIo): Promise<number> {
-  await io.stdout(kind === "help" ? usageText() : `mcp-bridge-vscode ${VERSION}\n`);
+  await io.stdout(
+    kind === "help" ? (await import("./help.ts")).usageText() : `mcp-bridge-vscode ${VERSION}\n`,
+  );
   return 0;
 }
 

@@ -22,7 +22,7 @@ import type { Logger } from "../log.ts";
 import { type LoggingLevel, logMessageFor } from "./client_log_level.ts";
 import type { PendingTable } from "../input/pending.ts";
 import type { Profile } from "../settings/profile.ts";
-import { type Ready, ReadySession } from "./ready.ts";
+import type { Ready } from "./ready.ts";
 import { startUpstream } from "../start/start.ts";
 import { type Fallback, initializeResult } from "../translate/translate.ts";
 import type { ToolFilter } from "../translate/tool_filter.ts";
@@ -88,7 +88,7 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
   }
   const passthrough = older &&
     new older.PassThrough({ limits, log, profile, pending, write, tools });
-  const started = await startUpstream({
+  const starting = startUpstream({
     connect: ctx.connect,
     clientInfo: params.clientInfo as JsonObject,
     capabilities: params.capabilities as JsonObject,
@@ -104,6 +104,10 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
       fallback: older.legacyFallback({ ...legacy, passthrough, params }),
     }),
   });
+  // What the ready state runs (the input rounds, the listen stream, the result
+  // rules) loads while the upstream starts: the command is spawned first.
+  const readyModule = import("./ready.ts").catch(() => undefined);
+  const started = await starting;
   switch (started.kind) {
     case "failed":
     case "canceled":
@@ -115,6 +119,12 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
       return { kind: "ready", ready, result };
     }
     case "ready": {
+      const { ReadySession } = (await readyModule) ?? {};
+      if (!ReadySession) {
+        log.error("cannot load the ready state of the bridge");
+        const error = mapUpstreamFailure(new UpstreamFailure("spawn_failed"), "initialize", "");
+        return { kind: "failed", error, stopped: started.session.close() };
+      }
       const ready = new ReadySession({
         session: started.session,
         discover: started.discover,

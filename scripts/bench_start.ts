@@ -309,9 +309,9 @@ async function main(): Promise<void> {
       const over = run.ms - floor.ms;
       const mb = run.kib === undefined ? undefined : run.kib * 1024 / 1e6;
       out(
-        `  ${flag}: ${ms(run.ms)} (floor ${over < 0 ? "-" : "+"} ${ms(Math.abs(over))}, target <= + 25 ms: ${
-          verdict(over <= 25)
-        }), ${kib(run)}${
+        `  ${flag}: ${ms(run.ms)} (floor ${over < 0 ? "-" : "+"} ${
+          ms(Math.abs(over))
+        }, target <= + 25 ms: ${verdict(over <= 25)}), ${kib(run)}${
           mb === undefined ? "" : ` = ${mb.toFixed(1)} MB (target <= 32 MB: ${verdict(mb <= 32)})`
         }`,
       );

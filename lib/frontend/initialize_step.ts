@@ -72,19 +72,26 @@ async function loadLegacy() {
   };
 }
 
+/**
+ * A part of the bridge that did not load (`import()`): this initialize fails
+ * as a start that failed does, with one log line, never a crash.
+ */
+function cannotLoad(log: Logger, part: string, stopped: Promise<void>): Initialized {
+  log.error(`cannot load ${part}`);
+  const error = mapUpstreamFailure(new UpstreamFailure("spawn_failed"), "initialize", "");
+  return { kind: "failed", error, stopped };
+}
+
 /** Starts the upstream for the first initialize. Never throws. */
 export async function initializeUpstream(ctx: InitializeContext): Promise<Initialized> {
   const { log, limits, profile, fallback, legacy, params, pending, write } = ctx;
   const { tools } = ctx;
-  // The pass-through loads only with --protocol auto (`legacy`). A module that
-  // cannot load fails this initialize as a start that failed does, no crash.
+  // The pass-through loads only with --protocol auto (`legacy`).
   let older: Awaited<ReturnType<typeof loadLegacy>> | undefined;
   try {
     older = legacy && await loadLegacy();
   } catch {
-    log.error("cannot load the pass-through of --protocol auto");
-    const error = mapUpstreamFailure(new UpstreamFailure("spawn_failed"), "initialize", "");
-    return { kind: "failed", error, stopped: Promise.resolve() };
+    return cannotLoad(log, "the pass-through of --protocol auto", Promise.resolve());
   }
   const passthrough = older &&
     new older.PassThrough({ limits, log, profile, pending, write, tools });
@@ -121,9 +128,7 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
     case "ready": {
       const { ReadySession } = (await readyModule) ?? {};
       if (!ReadySession) {
-        log.error("cannot load the ready state of the bridge");
-        const error = mapUpstreamFailure(new UpstreamFailure("spawn_failed"), "initialize", "");
-        return { kind: "failed", error, stopped: started.session.close() };
+        return cannotLoad(log, "the ready state of the bridge", started.session.close());
       }
       const ready = new ReadySession({
         session: started.session,

@@ -23,6 +23,7 @@
 
 import { fileURLToPath } from "node:url";
 import { embeddedBytes, PAYLOAD_LIMIT_BYTES, payloadPlan } from "./payload.ts";
+import { memoryOf } from "./proc_memory.ts";
 import { compileArgs, hostTarget } from "./release_targets.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -89,30 +90,6 @@ async function shortRun(command: readonly string[]): Promise<{ ms: number; kib?:
   return { ms: median(times), ...(peaks.length > 0 && { kib: median(peaks) }) };
 }
 
-/**
- * The memory of a process now, in KiB (Linux): its resident set, and the
- * part of it that is its own (private pages: the heap, the modules' code
- * and data). The rest is shared, mostly the pages of the Deno binary that
- * every bridge maps: ten bridges pay it once. Read through `cat`: -P=test
- * reads no /proc.
- */
-async function memoryOf(pid: number): Promise<{ rss: number; own?: number } | undefined> {
-  const read = async (file: string) => {
-    try {
-      const result = await new Deno.Command("cat", { args: [`/proc/${pid}/${file}`] }).output();
-      return dec.decode(result.stdout);
-    } catch {
-      return "";
-    }
-  };
-  const rss = Number(/VmRSS:\s+(\d+)/.exec(await read("status"))?.[1]);
-  if (!Number.isFinite(rss)) return undefined;
-  const rollup = await read("smaps_rollup");
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(rollup)?.[1]);
-  const own = field("Private_Clean") + field("Private_Dirty");
-  return Number.isFinite(own) ? { rss, own } : { rss };
-}
-
 /** A child on pipes that answers lines: the bridge or the upstream alone. */
 class LineChild {
   readonly child: Deno.ChildProcess;
@@ -147,11 +124,6 @@ class LineChild {
       const message = JSON.parse(value) as Record<string, unknown>;
       if ("id" in message) return message;
     }
-  }
-
-  /** The resident set of the process now, in KiB (Linux; /proc through `cat`: -P=test reads no /proc). */
-  rssKib(): Promise<number | undefined> {
-    return memoryOf(this.child.pid).then((memory) => memory?.rss);
   }
 
   async stop(): Promise<void> {

@@ -10,6 +10,7 @@
  * (`tests/process/faults_test.ts`) and `deno task bench:faults`.
  */
 
+import { rssKib } from "../../scripts/proc_memory.ts";
 import type { FaultPlan, FaultProxy } from "../fixtures/fault_proxy.ts";
 import { seeded } from "../fixtures/fault_proxy.ts";
 import type { WorkServer } from "../fixtures/work_server.ts";
@@ -91,14 +92,7 @@ export interface CampaignFigures {
 
 /** The resident memory (VmRSS) of `pid`, in MB (0 when it ended). */
 async function rssMb(pid: number): Promise<number> {
-  // Deno asks for all permissions to read /proc directly; cat needs only run.
-  const out = await new Deno.Command("cat", {
-    args: [`/proc/${pid}/status`],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  const status = new TextDecoder().decode(out.stdout);
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  return ((await rssKib(pid)) ?? 0) / 1024;
 }
 
 function percentile(sorted: number[], p: number): number {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { type AuthSettings, defaultRedirectPort } from "../auth/options.ts";
 import { defaultStoreDir, type ServerEntry, serverKey, TokenStore } from "../auth/store.ts";
 import type { Report } from "./report.ts";
+import { portIsFree } from "../net/loopback.ts";
 
 /** What the sign-in check found, for the checks after it. */
 export interface SignInState {
@@ -143,16 +144,6 @@ function checkTokens(entry: ServerEntry, report: Report): boolean {
     }`,
   );
   return false;
-}
-
-/** Whether 127.0.0.1:port can be listened on now. */
-function portIsFree(port: number): boolean {
-  try {
-    Deno.listen({ hostname: "127.0.0.1", port }).close();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**

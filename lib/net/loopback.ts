@@ -38,3 +38,13 @@ export function isLoopbackHost(host: string): boolean {
   return host.toLowerCase() === "localhost" || LOOPBACK_V4.test(host) || host === "[::1]" ||
     host === "::1";
 }
+
+/** Whether 127.0.0.1:port can be listened on now (no listener holds it). */
+export function portIsFree(port: number): boolean {
+  try {
+    Deno.listen({ hostname: "127.0.0.1", port }).close();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -12,6 +12,7 @@ import { MAX_PASTE_CHARS, pastedAddress } from "../../lib/auth/paste.ts";
 import { TokenStore } from "../../lib/auth/store.ts";
 import { parseLogin } from "../../lib/cli/command_line.ts";
 import { createLogger } from "../../lib/log.ts";
+import { portIsFree } from "../../lib/net/loopback.ts";
 import { visit } from "../fixtures/auth/browser.ts";
 import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { startProvider } from "../fixtures/auth/provider.ts";
@@ -132,16 +133,6 @@ async function remoteRedirect(authorizationUrl: string, redirectUri: string): Pr
   // The browser never reached the listener: its last hop is the redirect it did not load.
   strictEqual(seen.hops.filter((hop) => hop.startsWith(redirectUri)).length, 1);
   return seen.landed;
-}
-
-/** The port of the listener is free again (the listener closed). */
-function portIsFree(port: number): boolean {
-  try {
-    Deno.listen({ hostname: "127.0.0.1", port }).close();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("paste: login --no-browser prints the authorization URL; a pasted redirect completes the sign-in without the listener, and every other line gets one warn line", async () => {

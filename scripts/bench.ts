@@ -22,11 +22,12 @@ import { benchLarge } from "./bench_large.ts";
 import { benchPassthrough } from "./bench_passthrough.ts";
 import { benchPressure } from "./bench_pressure.ts";
 import { benchRemote } from "./bench_remote.ts";
+import { bridgeCommand } from "./bridge_command.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
 const UPSTREAM = [deno, "run", "-A", `${root}tests/fixtures/modern_server.ts`];
-const BRIDGE = [deno, "run", "-q", "-P", `${root}main.ts`, "--log-level", "error", "--"];
+const BRIDGE = bridgeCommand("--");
 /** The floor of one more process: a relay that copies bytes and reads nothing. */
 const RELAY = [deno, "run", "--allow-run", `${root}scripts/bench_relay.ts`];
 const enc = new TextEncoder();

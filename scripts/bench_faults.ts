@@ -17,15 +17,13 @@
  * @module
  */
 
-import { fileURLToPath } from "node:url";
 import { type FaultPlan, startFaultProxy } from "../tests/fixtures/fault_proxy.ts";
 import { makeCertificates } from "../tests/fixtures/http_tls.ts";
 import { serveWork } from "../tests/fixtures/work_server.ts";
 import { type CampaignFigures, runCampaign } from "../tests/process/fault_campaign.ts";
 import { mcpRemote } from "./bench_http.ts";
+import { bridgeCommand } from "./bridge_command.ts";
 
-const root = fileURLToPath(new URL("../", import.meta.url));
-const deno = Deno.execPath();
 const enc = new TextEncoder();
 const out = (line: string) => Deno.stdout.writeSync(enc.encode(line + "\n"));
 
@@ -64,21 +62,8 @@ function baseEnv(): Record<string, string> {
   return env;
 }
 
-const bridge = (protocol: string[]) => (url: string, caFile: string) => [
-  deno,
-  "run",
-  "-q",
-  "-P",
-  `${root}main.ts`,
-  "--log-level",
-  "error",
-  "--ca-file",
-  caFile,
-  "--call-timeout",
-  String(CALL_TIMEOUT_S),
-  ...protocol,
-  url,
-];
+const bridge = (protocol: string[]) => (url: string, caFile: string) =>
+  bridgeCommand("--ca-file", caFile, "--call-timeout", String(CALL_TIMEOUT_S), ...protocol, url);
 
 function line(name: string, f: CampaignFigures): string {
   const failures = (figures: CampaignFigures["storm"]) =>

@@ -9,6 +9,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { bridgeCommand } from "./bridge_command.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
@@ -254,8 +255,7 @@ export async function benchHttp(out: (line: string) => void): Promise<void> {
   try {
     const direct = new DirectClient(server.url);
     await direct.request("server/discover", {});
-    const bridgeArgv = [deno, "run", "-q", "-P", `${root}main.ts`, "--log-level", "error"];
-    const bridged = new BridgedClient([...bridgeArgv, server.url]);
+    const bridged = new BridgedClient(bridgeCommand(server.url));
     await bridged.start();
     // Rounds in turn, so that neither path gets the cold or the warm server;
     // the figures are the medians over the rounds after the first (a warm-up),

@@ -12,12 +12,13 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { bridgeCommand } from "./bridge_command.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
 const enc = new TextEncoder();
 const UPSTREAM = [deno, "run", "-A", `${root}tests/fixtures/large_server.ts`];
-const BRIDGE = [deno, "run", "-q", "-P", `${root}main.ts`, "--log-level", "error", "--"];
+const BRIDGE = bridgeCommand("--");
 const RELAY = [deno, "run", "--allow-run", `${root}scripts/bench_relay.ts`];
 /** The floor of a bridge that follows the spec: it holds each line until it is whole. */
 const STORE = [...RELAY, "--store"];

@@ -13,6 +13,7 @@ import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import "@modelcontextprotocol/server-everything/package.json" with { type: "json" };
 import { BridgedClient, type Client, throughput } from "./bench_http.ts";
+import { bridgeCommand } from "./bridge_command.ts";
 
 const EVERYTHING = "@modelcontextprotocol/server-everything";
 
@@ -50,12 +51,7 @@ export async function benchPassthrough(out: (line: string) => void): Promise<voi
       `${root}scripts/bench_relay.ts`,
       ...SERVER,
     ]),
-    bridged: new BridgedClient([
-      deno,
-      ...["run", "-q", "-P", `${root}main.ts`, "--log-level", "error", "--protocol", "auto"],
-      "--",
-      ...SERVER,
-    ]),
+    bridged: new BridgedClient(bridgeCommand("--protocol", "auto", "--", ...SERVER)),
   };
   type Name = keyof typeof clients;
   const names = Object.keys(clients) as Name[];

@@ -12,6 +12,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { bridgeArgs } from "./bridge_command.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
@@ -33,7 +34,7 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The bridge in front of the hostile fixture, with a line reader that the caller drives. */
 class Bridge {
   readonly child = new Deno.Command(deno, {
-    args: ["run", "-q", "-P", `${root}main.ts`, "--log-level", "error", "--", ...HOSTILE],
+    args: bridgeArgs("--", ...HOSTILE),
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",

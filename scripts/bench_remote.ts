@@ -26,6 +26,7 @@ import {
   mcpRemote,
   throughput,
 } from "./bench_http.ts";
+import { bridgeCommand } from "./bridge_command.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
@@ -157,18 +158,7 @@ export async function benchRemote(out: (line: string) => void): Promise<void> {
       const directClient = new DirectClient(direct.url, http);
       await directClient.request("server/discover", {});
       const bridge = await proxyTo(serverPort);
-      const bridged = new BridgedClient([
-        deno,
-        "run",
-        "-q",
-        "-P",
-        `${root}main.ts`,
-        "--log-level",
-        "error",
-        "--ca-file",
-        certs.caFile,
-        bridge.url,
-      ]);
+      const bridged = new BridgedClient(bridgeCommand("--ca-file", certs.caFile, bridge.url));
       await bridged.start();
       const rounds: [number, number][] = [];
       const tputs: [number, number][] = [];

@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { Logger } from "../log.ts";
 import type { UrlPrompt } from "../upstream/link.ts";
-import type { Challenge, ChallengeOutcome, TokenSource } from "../upstream/token_source.ts";
+import type { Challenge, ChallengeOutcome, TokenSource } from "../http/token_source.ts";
 import { type AuthorizationSettings, authorize } from "./authorization_code.ts";
 import { discover } from "./discovery.ts";
 import { refreshEntry, storedClient } from "./refresh.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { linkFetch } from "../upstream/post_transport.ts";
+import { linkFetch } from "../http/post_transport.ts";
 import type { FetchLike } from "@modelcontextprotocol/client";
 import type { UpstreamFailure } from "../upstream/failure.ts";
 import { isLoopbackHost } from "../net/loopback.ts";
@@ -226,9 +226,9 @@ export class SignInHttp {
 
 /**
  * A fetch with the HTTP clients of the link (`linkFetch` of
- * `upstream/post_transport.ts`: the CA certificates of `--ca-file`, the proxy
+ * `http/post_transport.ts`: the CA certificates of `--ca-file`, the proxy
  * variables, HTTP/2 for https and HTTP/1.1 without reuse). Its requests go
- * through `sendOnce` (`upstream/send_once.ts`): fetch never sends a token
+ * through `sendOnce` (`http/send_once.ts`): fetch never sends a token
  * request, a registration or a revocation twice.
  */
 export function signInFetch(caCerts: readonly string[] | undefined): FetchLike {

@@ -12,7 +12,7 @@ import { createLogger, type Logger } from "../log.ts";
 import { legacyConnect } from "../legacy/wiring.ts";
 import { connectRemote } from "../upstream/http_options.ts";
 import { spawnStdioLink } from "../upstream/stdio.ts";
-import type { TokenSource } from "../upstream/token_source.ts";
+import type { TokenSource } from "../http/token_source.ts";
 import { VERSION } from "../version.ts";
 import { VSCODE_PROFILE } from "../vscode/profile.ts";
 import type { RunCommand } from "./command_line.ts";

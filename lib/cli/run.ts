@@ -13,7 +13,7 @@
 
 import { createLogger, redirectConsoleToStderr } from "../log.ts";
 import type { ByteInput, ByteWriter } from "../jsonrpc/byte_io.ts";
-import type { TokenSource } from "../upstream/token_source.ts";
+import type { TokenSource } from "../http/token_source.ts";
 import { VERSION } from "../version.ts";
 import { VSCODE_PROFILE } from "../vscode/profile.ts";
 import type { Command } from "./command_line.ts";

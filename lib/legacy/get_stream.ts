@@ -18,8 +18,8 @@ import { isObject, type JsonObject } from "../jsonrpc/message.ts";
 import { Backoff } from "../listen/stream_loss.ts";
 import { DEFAULT_LIMITS } from "../settings/limits.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
-import { readEvents } from "../upstream/sse.ts";
-import { mediaTypeOf } from "./http_fetch.ts";
+import { readEvents } from "../http/sse.ts";
+import { mediaTypeOf } from "../http/bounded_fetch.ts";
 
 /** The waits of the GET stream (those of the listen stream). */
 export interface StreamWaits {

@@ -23,8 +23,8 @@
  * @module
  */
 
-import { type LinkFetch, linkFetch } from "../upstream/post_transport.ts";
-import { onceWarn, refusalAware } from "../upstream/proxy_refusal.ts";
+import { type LinkFetch, linkFetch } from "../http/post_transport.ts";
+import { onceWarn, refusalAware } from "../http/proxy_refusal.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { abortableDelay } from "../jsonrpc/abortable.ts";
 import {
@@ -37,7 +37,7 @@ import {
 import { Backoff } from "../listen/stream_loss.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "../upstream/link.ts";
-import type { TokenSource } from "../upstream/token_source.ts";
+import type { TokenSource } from "../http/token_source.ts";
 import {
   DEFAULT_RENEW,
   GetStream,
@@ -45,7 +45,7 @@ import {
   type RenewOptions,
   type SessionLoss,
 } from "./get_stream.ts";
-import { boundedFetch } from "./http_fetch.ts";
+import { boundedFetch } from "../http/bounded_fetch.ts";
 import { isInitializeResult } from "./initialize.ts";
 import { OwnRequests } from "./own_requests.ts";
 import {
@@ -68,7 +68,7 @@ export interface LegacyHttpOptions {
   readonly caCerts?: readonly string[];
   readonly tokenSource?: TokenSource;
   readonly debug?: (message: string) => void;
-  /** The warn line of a refusal of the proxy (`upstream/proxy_refusal.ts`), once per link. */
+  /** The warn line of a refusal of the proxy (`http/proxy_refusal.ts`), once per link. */
   readonly warn?: (message: string) => void;
   /** The fetch under the bridge's own (tests). */
   readonly fetch?: typeof fetch;

@@ -6,7 +6,7 @@
  */
 
 import type { Connect } from "../upstream/link.ts";
-import type { TokenSource } from "../upstream/token_source.ts";
+import type { TokenSource } from "../http/token_source.ts";
 import type { LegacyOptions } from "./auto.ts";
 import type { LegacyHttpOptions, RenewOptions } from "./http_link.ts";
 

@@ -40,11 +40,11 @@ import { UpstreamFailure } from "./failure.ts";
 import { mirroredHeaders, ToolHeaders } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
 import { untilAborted } from "../jsonrpc/abortable.ts";
-import { PostLimiter } from "./post_limiter.ts";
-import { fetchTransport, type PostTransport } from "./post_transport.ts";
+import { PostLimiter } from "../http/post_limiter.ts";
+import { fetchTransport, type PostTransport } from "../http/post_transport.ts";
 import { isResponseOf, readOwnResponse, readRequestResponse } from "./http_response.ts";
-import { TooLargeError } from "./bounded_body.ts";
-import { sendWithChallenges, type TokenSource } from "./token_source.ts";
+import { TooLargeError } from "../http/bounded_body.ts";
+import { sendWithChallenges, type TokenSource } from "../http/token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
 export interface HttpLinkOptions {

@@ -11,10 +11,10 @@
 import { isLoopbackHost } from "../net/loopback.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { HEADER_NAME } from "./http_headers.ts";
-import type { PostTransport } from "./post_transport.ts";
+import type { PostTransport } from "../http/post_transport.ts";
 import type { Connect } from "./link.ts";
-import type { TokenSource } from "./token_source.ts";
-import { onceWarn, refusalAwareTransport } from "./proxy_refusal.ts";
+import type { TokenSource } from "../http/token_source.ts";
+import { onceWarn, refusalAwareTransport } from "../http/proxy_refusal.ts";
 
 /** The values of the flags of a URL upstream after `parseArgs` (`cli/flags.ts`). */
 export interface HttpFlagValues {
@@ -233,7 +233,10 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
     try {
       const proxy = proxyVariable(target.url, env);
       if (proxy !== undefined) new URL(proxy.includes("://") ? proxy : `http://${proxy}`);
-      const [http, post] = await Promise.all([import("./http.ts"), import("./post_transport.ts")]);
+      const [http, post] = await Promise.all([
+        import("./http.ts"),
+        import("../http/post_transport.ts"),
+      ]);
       createHttpLink = http.createHttpLink;
       transport = refusalAwareTransport(
         post.fetchTransport({

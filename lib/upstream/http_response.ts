@@ -16,8 +16,8 @@ import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import { decodeUpstream } from "./decode.ts";
 import { type ErrorBody, UpstreamFailure } from "./failure.ts";
 import { HEADER_MISMATCH } from "./http_headers.ts";
-import { readBounded, readJsonBody, TooLargeError } from "./bounded_body.ts";
-import { readEvents } from "./sse.ts";
+import { readBounded, readJsonBody, TooLargeError } from "../http/bounded_body.ts";
+import { readEvents } from "../http/sse.ts";
 
 /** The bytes of an error body that are read for its message. */
 const ERROR_BODY_BYTES = 64 * 1024;

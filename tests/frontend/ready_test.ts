@@ -14,7 +14,7 @@ import type { BridgeError } from "../../lib/errors/errors.ts";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import type { Connect } from "../../lib/upstream/link.ts";
 import { connectMemoryLink } from "../../lib/upstream/memory.ts";
-import type { TokenSource } from "../../lib/upstream/token_source.ts";
+import type { TokenSource } from "../../lib/http/token_source.ts";
 import { buildServer } from "../../scripts/embed_server.ts";
 import { serveMcp } from "../fixtures/http_raw.ts";
 import { initializeContext } from "./initialize_context.ts";

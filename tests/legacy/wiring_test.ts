@@ -8,7 +8,7 @@
 import { ok, strictEqual } from "node:assert/strict";
 import { legacyConnect } from "../../lib/legacy/wiring.ts";
 import type { Connect } from "../../lib/upstream/link.ts";
-import type { TokenSource } from "../../lib/upstream/token_source.ts";
+import type { TokenSource } from "../../lib/http/token_source.ts";
 import { waitFor } from "../wait.ts";
 import { serveLegacy } from "../fixtures/legacy_http_server.ts";
 import { INITIALIZE_REQUEST } from "../process/helpers.ts";

@@ -64,7 +64,7 @@ const LAZY = [
   "lib/legacy/passthrough.ts",
   // The HTTP link only for a URL.
   "lib/upstream/http.ts",
-  "lib/upstream/sse.ts",
+  "lib/http/sse.ts",
   "lib/auth/sign_in.ts",
   "lib/auth/logout.ts",
   "lib/doctor/main.ts",

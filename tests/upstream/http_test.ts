@@ -1,7 +1,7 @@
 /**
  * The HTTP link in the same process against a real HTTP server on
  * 127.0.0.1: no token source, the close, no compression (the token source's
- * header and challenges are in tests/upstream/token_source_test.ts).
+ * header and challenges are in tests/http/token_source_test.ts).
  *
  * And the bridge (`InProcessBridge`, the real wiring of the command line)
  * over the HTTP link: the POST of a request without an answer in its time
@@ -14,7 +14,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createMcpHandler, fromJsonSchema, McpServer } from "@modelcontextprotocol/server";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
-import { fetchTransport } from "../../lib/upstream/post_transport.ts";
+import { fetchTransport } from "../../lib/http/post_transport.ts";
 import type { UpstreamFrame } from "../../lib/upstream/link.ts";
 import { json, result, serveMcp, serveSilent } from "../fixtures/http_raw.ts";
 import { serveRaw, serveSdk } from "../fixtures/http_upstream.ts";

@@ -1,7 +1,7 @@
 /**
  * The fetch that the 2025-11-25 Streamable HTTP link gives the SDK's
  * transport: the fetch of the link's HTTP clients (`linkFetch` of
- * `upstream/post_transport.ts`: `--ca-file`, HTTP/2 or HTTP/1.1 without
+ * `post_transport.ts`: `--ca-file`, HTTP/2 or HTTP/1.1 without
  * reuse, the proxy variables), the headers of the sign-in, and
  * `--max-response-bytes`: a JSON body, or one event of a stream, over the
  * limit fails at once, without the rest of the body in memory.
@@ -11,7 +11,7 @@
 
 import { isObject, isRequestId, type RequestId } from "../jsonrpc/message.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
-import { sendWithChallenges, type TokenSource } from "../upstream/token_source.ts";
+import { sendWithChallenges, type TokenSource } from "./token_source.ts";
 
 /** Options of {@linkcode boundedFetch}. */
 export interface BoundedFetchOptions {

@@ -10,8 +10,8 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
-import { linkFetch } from "../../lib/upstream/post_transport.ts";
-import { neverSent } from "../../lib/upstream/send_once.ts";
+import { linkFetch } from "../../lib/http/post_transport.ts";
+import { neverSent } from "../../lib/http/send_once.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { serveHttp2 } from "../fixtures/http2_upstream.ts";
 import { makeCertificates } from "../fixtures/http_tls.ts";

@@ -1,10 +1,10 @@
 /** The fetch of the 2025-11-25 HTTP link: the limits, the sign-in headers and challenges. */
 
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
-import { boundedFetch } from "../../lib/legacy/http_fetch.ts";
+import { boundedFetch } from "../../lib/http/bounded_fetch.ts";
 import { errorBodySign } from "../../lib/upstream/http_response.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
-import type { TokenSource } from "../../lib/upstream/token_source.ts";
+import type { TokenSource } from "../../lib/http/token_source.ts";
 
 const enc = new TextEncoder();
 const REQUEST = { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "m" }) };

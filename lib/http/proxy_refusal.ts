@@ -13,7 +13,7 @@
  * @module
  */
 
-import { UpstreamFailure } from "./failure.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
 import type { PostTransport } from "./post_transport.ts";
 
 /** The `data.detail` of a request that the proxy refused. */

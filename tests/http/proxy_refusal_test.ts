@@ -6,7 +6,7 @@ import {
   PROXY_REFUSED,
   refusalAware,
   refusalLine,
-} from "../../lib/upstream/proxy_refusal.ts";
+} from "../../lib/http/proxy_refusal.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { mapDiscoverFailure, mapUpstreamFailure } from "../../lib/errors/failures.ts";
 import { refusingProxy } from "../fixtures/refusing_proxy.ts";

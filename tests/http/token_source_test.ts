@@ -13,10 +13,10 @@ import {
   type ChallengeOutcome,
   sendWithChallenges,
   type TokenSource,
-} from "../../lib/upstream/token_source.ts";
+} from "../../lib/http/token_source.ts";
 import { json, serveMcp } from "../fixtures/http_raw.ts";
 import { waitFor } from "../wait.ts";
-import { call, openLink } from "./http_link_helpers.ts";
+import { call, openLink } from "../upstream/http_link_helpers.ts";
 
 /** A token source whose answers the test gives; it counts what the link asked. */
 class TestTokenSource implements TokenSource {

@@ -1,7 +1,7 @@
-/** The bound on the link's own POSTs (lib/upstream/post_limiter.ts). */
+/** The bound on the link's own POSTs (lib/http/post_limiter.ts). */
 
 import { strictEqual } from "node:assert/strict";
-import { PostLimiter } from "../../lib/upstream/post_limiter.ts";
+import { PostLimiter } from "../../lib/http/post_limiter.ts";
 
 Deno.test("PostLimiter: never more than its limit at once; every task runs", async () => {
   const limiter = new PostLimiter(1);

@@ -7,8 +7,8 @@
  * @module
  */
 
-import { UpstreamFailure } from "./failure.ts";
-import type { UrlPrompt } from "./link.ts";
+import { UpstreamFailure } from "../upstream/failure.ts";
+import type { UrlPrompt } from "../upstream/link.ts";
 
 /** A 401 or 403 response of the upstream server. */
 export interface Challenge {

@@ -12,10 +12,10 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import type { UpstreamFrame } from "../../lib/upstream/link.ts";
-import { fetchTransport } from "../../lib/upstream/post_transport.ts";
+import { fetchTransport } from "../../lib/http/post_transport.ts";
 import { serveMcp, sse } from "../fixtures/http_raw.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
-import { errorOf } from "./http_link_helpers.ts";
+import { errorOf } from "../upstream/http_link_helpers.ts";
 import { makeCertificates } from "../fixtures/http_tls.ts";
 import { DISCOVER_RESULT, jsonResponse, serveTcp } from "../fixtures/raw_tcp.ts";
 import { waitFor } from "../wait.ts";

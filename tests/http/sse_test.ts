@@ -1,8 +1,8 @@
 /** The bounded reader of SSE events of the HTTP link. */
 
 import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
-import { TooLargeError } from "../../lib/upstream/bounded_body.ts";
-import { readEvents } from "../../lib/upstream/sse.ts";
+import { TooLargeError } from "../../lib/http/bounded_body.ts";
+import { readEvents } from "../../lib/http/sse.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -5,12 +5,12 @@
  * over `--max-response-bytes`, a large body of a known length, one cut short.
  */
 
-import { readJsonBody } from "../../lib/upstream/bounded_body.ts";
+import { readJsonBody } from "../../lib/http/bounded_body.ts";
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict";
-import { readBounded, readKnownLength, TooLargeError } from "../../lib/upstream/bounded_body.ts";
+import { readBounded, readKnownLength, TooLargeError } from "../../lib/http/bounded_body.ts";
 import { type RawMessage, serveMcp } from "../fixtures/http_raw.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
-import { assertNoSecret, errorOf, SECRET_ARGS, SECRET_ENV } from "./http_link_helpers.ts";
+import { assertNoSecret, errorOf, SECRET_ARGS, SECRET_ENV } from "../upstream/http_link_helpers.ts";
 
 const enc = new TextEncoder();
 

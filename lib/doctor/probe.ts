@@ -7,11 +7,11 @@
  * @module
  */
 
-import { mapUpstreamFailure } from "../errors/failures.ts";
+import { failureSummary, mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit, type Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import type { Profile } from "../settings/profile.ts";
-import { failureSummary, startUpstream } from "../start/start.ts";
+import { startUpstream } from "../start/start.ts";
 import { initializeCapabilities, serverInfo } from "../translate/translate.ts";
 import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
 import { UpstreamClient } from "../upstream/client.ts";

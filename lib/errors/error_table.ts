@@ -19,7 +19,8 @@ export const CODES = {
   INTERNAL_ERROR: -32603,
 } as const;
 
-const SEE_OUTPUT = "See the Output channel of the server.";
+/** The sentence of the messages whose error has a line in the Output channel (the log). */
+export const SEE_OUTPUT = "See the Output channel of the server.";
 const REGISTER =
   "Register a client with the redirect URI {redirect_uri} at the authorization server. " +
   "Then give its client ID with --client-id and its issuer with --client-issuer.";

@@ -27,12 +27,23 @@ export type Placeholders = Readonly<Record<string, string | number>>;
 export class BridgeError extends Error {
   readonly code: number;
   readonly data: Json | undefined;
+  /**
+   * What the transport saw (a GOAWAY, a reset stream, a connection closed),
+   * for the log line of the failure only: {@linkcode toJSON} leaves it out.
+   */
+  readonly seen: string | undefined;
 
-  private constructor(code: number, message: string, data: Json | undefined) {
+  private constructor(code: number, message: string, data: Json | undefined, seen?: string) {
     super(message);
     this.name = "BridgeError";
     this.code = code;
     this.data = data;
+    this.seen = seen;
+  }
+
+  /** The same error with what the transport saw, for the log line (not for the client). */
+  withSeen(seen: string | undefined): BridgeError {
+    return seen === undefined ? this : new BridgeError(this.code, this.message, this.data, seen);
   }
 
   /** An error of the table, with `data.cause` and an optional `data.detail`. */

@@ -5,8 +5,9 @@
  * @module
  */
 
+import type { RequestId } from "../jsonrpc/message.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
-import { CODES } from "./error_table.ts";
+import { CODES, SEE_OUTPUT } from "./error_table.ts";
 import { BridgeError, fromUpstreamError, RESERVED_URL_CODE } from "./errors.ts";
 
 /**
@@ -61,6 +62,11 @@ export function mapUpstreamFailure(error: unknown, method: string, limit: string
   if (!(error instanceof UpstreamFailure)) {
     return BridgeError.of(error instanceof RangeError ? "out_of_memory" : "transport_failed");
   }
+  return clientError(error, method, limit).withSeen(error.transport);
+}
+
+/** The error of the client for an upstream failure (see {@linkcode mapUpstreamFailure}). */
+function clientError(error: UpstreamFailure, method: string, limit: string): BridgeError {
   const status = ownDetail(error);
   switch (error.kind) {
     case "rpc":
@@ -119,4 +125,66 @@ export function mapDiscoverFailure(error: unknown, limit: string): BridgeError {
     case "canceled":
       return BridgeError.of("discover_failed", `no response in ${limit}`);
   }
+}
+
+/** The longest detail that a log line quotes. */
+const MAX_DETAIL_CHARS = 200;
+
+/** `text` on one line, cut at 200 characters. */
+function oneLine(text: string): string {
+  // deno-lint-ignore no-control-regex
+  const line = text.replaceAll(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  return line.length > MAX_DETAIL_CHARS ? `${line.slice(0, MAX_DETAIL_CHARS)}...` : line;
+}
+
+/**
+ * `cause: detail` of an error of the start, for the log line and the doctor
+ * report: the client's `data.cause` and `data.detail` (which hold no secret
+ * and no URL: the error table's rule), the detail on one line and cut at 200
+ * characters. An error without a cause is the upstream server's own, which
+ * the client gets unchanged: `error <code>: <message>`.
+ *
+ * @example
+ * ```ts
+ * import { BridgeError } from "./errors.ts";
+ * import { failureSummary } from "./failures.ts";
+ * const line = failureSummary(BridgeError.of("discover_failed", "Method not found"));
+ * if (line !== "discover_failed: Method not found") throw new Error(line);
+ * ```
+ */
+export function failureSummary(error: BridgeError): string {
+  const data = error.data as { cause?: unknown; detail?: unknown } | undefined;
+  if (typeof data?.cause !== "string") return `error ${error.code}: ${oneLine(error.message)}`;
+  if (typeof data.detail !== "string" || data.detail.trim() === "") return data.cause;
+  return `${data.cause}: ${oneLine(data.detail)}`;
+}
+
+/** The longest id of a request that a failure line quotes. */
+const MAX_ID_CHARS = 40;
+
+/**
+ * The log line of a request of the client that failed with `error`, or
+ * undefined when the error's message does not send the user to the Output
+ * channel (an error of the upstream server, a refusal of the bridge that
+ * says all). It names the method, the request's id, the cause and its
+ * detail, and what the transport saw; never the URL, a header or a token
+ * (none of them is in an error: the error table's rule).
+ *
+ * @example
+ * ```ts
+ * import { BridgeError } from "./errors.ts";
+ * import { failureLine } from "./failures.ts";
+ * const error = BridgeError.of("transport_failed", "HTTP status 200").withSeen("GOAWAY NO_ERROR");
+ * const line = failureLine("tools/call", 7, error);
+ * if (line !== "tools/call (request 7) failed: transport_failed: HTTP status 200 [GOAWAY NO_ERROR]") {
+ *   throw new Error(line);
+ * }
+ * if (failureLine("tools/call", 7, BridgeError.of("invalid_params")) !== undefined) throw new Error();
+ * ```
+ */
+export function failureLine(method: string, id: RequestId, error: BridgeError): string | undefined {
+  if (!error.message.includes(SEE_OUTPUT)) return undefined;
+  const idText = oneLine(JSON.stringify(id)).slice(0, MAX_ID_CHARS);
+  const seen = error.seen === undefined ? "" : ` [${error.seen}]`;
+  return `${method} (request ${idText}) failed: ${failureSummary(error)}${seen}`;
 }

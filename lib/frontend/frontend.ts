@@ -27,7 +27,7 @@ import {
 import { MessageWriter } from "../jsonrpc/writer.ts";
 import { type Connect, failureOfEnd } from "../upstream/link.ts";
 import { BridgeError, unwritableResponse } from "../errors/errors.ts";
-import { mapUpstreamFailure } from "../errors/failures.ts";
+import { failureLine, mapUpstreamFailure } from "../errors/failures.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { readClientFrame } from "./inbound.ts";
 import type { Limits } from "../settings/limits.ts";
@@ -153,6 +153,13 @@ export class Frontend {
     this.#write({ jsonrpc: "2.0", id, error: error.toJSON() });
   }
 
+  /** A failed request of the client: its error, and its log line where the error asks for one. */
+  #failed(id: RequestId, method: string, error: BridgeError): void {
+    const line = failureLine(method, id, error);
+    if (line !== undefined) this.#options.log.warn(line);
+    this.#fail(id, error);
+  }
+
   /**
    * Runs a task of the connection; shutdown waits for it. A task of a
    * request names its flight: when the task throws, the request still gets
@@ -172,10 +179,10 @@ export class Frontend {
     });
   }
 
-  /** The one response of a flight. */
+  /** The one response of a flight; a failure has its line in the log (`#failed`). */
   #answer(flight: Flight, outcome: { result: Json } | BridgeError): void {
     flight.answered = true;
-    if (outcome instanceof BridgeError) this.#fail(flight.id, outcome);
+    if (outcome instanceof BridgeError) this.#failed(flight.id, flight.method, outcome);
     else this.#reply(flight.id, outcome.result);
   }
 
@@ -255,7 +262,7 @@ export class Frontend {
         return;
       case "closing":
         // After the end of the input nothing more is answered; after the loss of the upstream:
-        if (state.name === "closing" && state.lost) this.#fail(id, state.lost);
+        if (state.name === "closing" && state.lost) this.#failed(id, method, state.lost);
         return;
       case "forward":
         if (state.name === "ready") this.#forward(state.ready, id, method, params);
@@ -273,7 +280,7 @@ export class Frontend {
     ready.subscription(method, params, (outcome) => {
       // After the end of the input, a request gets no response.
       if (this.#state.name === "closing" && !this.#state.lost) return;
-      if (outcome instanceof BridgeError) this.#fail(id, outcome);
+      if (outcome instanceof BridgeError) this.#failed(id, method, outcome);
       else this.#reply(id, outcome.result);
     });
   }
@@ -313,8 +320,10 @@ export class Frontend {
         // The failure path: the upstream stops, the state goes back, then the error.
         this.#spawn(() => done.stopped);
         if (this.#state.name === "initializing") this.#state = { name: "awaiting_initialize" };
-        if (done.kind === "failed" && !flight.canceled) this.#answer(flight, done.error);
-        return;
+        if (done.kind !== "failed" || flight.canceled) return;
+        // The start logged the failure of initialize in its own words.
+        flight.answered = true;
+        return this.#fail(id, done.error);
       }
       const { ready } = done;
       if (this.#state.name !== "initializing") {
@@ -333,11 +342,7 @@ export class Frontend {
   async #watchUpstream(ready: Ready | PassThrough): Promise<void> {
     const end = await ready.session.done;
     if (this.#state.name === "closing") return; // the bridge closed it
-    this.#state = {
-      name: "closing",
-      ready,
-      lost: mapUpstreamFailure(failureOfEnd(end), "", ""),
-    };
+    this.#state = { name: "closing", ready, lost: mapUpstreamFailure(failureOfEnd(end), "", "") };
     this.#upstreamStopped = true;
     this.#options.log.error(
       end.kind === "exited"

@@ -10,7 +10,7 @@ import type { Connect, UpstreamLink } from "../upstream/link.ts";
 import { UpstreamClient } from "../upstream/client.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import type { BridgeError } from "../errors/errors.ts";
-import { mapDiscoverFailure, mapUpstreamFailure } from "../errors/failures.ts";
+import { failureSummary, mapDiscoverFailure, mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { upstreamCapabilities, upstreamClientInfo } from "../translate/translate.ts";
@@ -53,38 +53,6 @@ export type Started =
   | { readonly kind: "legacy"; readonly session: UpstreamClient; readonly initialize: JsonObject }
   | { readonly kind: "failed"; readonly error: BridgeError; readonly stopped: Promise<void> }
   | { readonly kind: "canceled"; readonly stopped: Promise<void> };
-
-/** The longest detail that a log line quotes. */
-const MAX_DETAIL_CHARS = 200;
-
-/** `text` on one line, cut at 200 characters. */
-function oneLine(text: string): string {
-  // deno-lint-ignore no-control-regex
-  const line = text.replaceAll(/[\u0000-\u001f\u007f]+/g, " ").trim();
-  return line.length > MAX_DETAIL_CHARS ? `${line.slice(0, MAX_DETAIL_CHARS)}...` : line;
-}
-
-/**
- * `cause: detail` of an error of the start, for the log line and the doctor
- * report: the client's `data.cause` and `data.detail` (which hold no secret
- * and no URL: the error table's rule), the detail on one line and cut at 200
- * characters. An error without a cause is the upstream server's own, which
- * the client gets unchanged: `error <code>: <message>`.
- *
- * @example
- * ```ts
- * import { BridgeError } from "../errors/errors.ts";
- * import { failureSummary } from "./start.ts";
- * const line = failureSummary(BridgeError.of("discover_failed", "Method not found"));
- * if (line !== "discover_failed: Method not found") throw new Error(line);
- * ```
- */
-export function failureSummary(error: BridgeError): string {
-  const data = error.data as { cause?: unknown; detail?: unknown } | undefined;
-  if (typeof data?.cause !== "string") return `error ${error.code}: ${oneLine(error.message)}`;
-  if (typeof data.detail !== "string" || data.detail.trim() === "") return data.cause;
-  return `${data.cause}: ${oneLine(data.detail)}`;
-}
 
 /** The upstream client of the start on a link. */
 export function upstreamClientOn(link: UpstreamLink, options: StartOptions): UpstreamClient {

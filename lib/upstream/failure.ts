@@ -100,6 +100,13 @@ export interface FailureFacts {
    * that the proxy refused the connection). No URL, no value of a header.
    */
   readonly detail?: string;
+  /**
+   * What the transport saw, in the fixed words of `http/transport_failure.ts`
+   * or of the link (a GOAWAY, a reset stream, a connection closed, a stream
+   * that ended before its response), for the log line of the failed request
+   * only: the client's error does not carry it.
+   */
+  readonly transport?: string;
 }
 
 /**
@@ -121,6 +128,7 @@ export class UpstreamFailure extends Error {
   readonly errorBody: ErrorBody | undefined;
   readonly signIn: SignInFailureInfo | undefined;
   readonly detail: string | undefined;
+  readonly transport: string | undefined;
 
   constructor(kind: FailureKind, facts: FailureFacts = {}) {
     super(
@@ -138,5 +146,6 @@ export class UpstreamFailure extends Error {
     this.errorBody = facts.errorBody;
     this.signIn = facts.signIn;
     this.detail = facts.detail;
+    this.transport = facts.transport;
   }
 }

@@ -1,8 +1,13 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { assertIncludes } from "../assert.ts";
 import { ERROR_TABLE } from "../../lib/errors/error_table.ts";
-import type { BridgeError } from "../../lib/errors/errors.ts";
-import { mapDiscoverFailure, mapUpstreamFailure, statusDetail } from "../../lib/errors/failures.ts";
+import { BridgeError } from "../../lib/errors/errors.ts";
+import {
+  failureSummary,
+  mapDiscoverFailure,
+  mapUpstreamFailure,
+  statusDetail,
+} from "../../lib/errors/failures.ts";
 import type { ErrorObject } from "../../lib/jsonrpc/message.ts";
 import {
   FAILURE_KINDS,
@@ -210,4 +215,21 @@ Deno.test("server/discover: the upstream code is kept, -32042 becomes -32603, th
       data: { cause: "discover_failed", detail: "url" },
     },
   );
+});
+
+Deno.test("failureSummary: the cause alone without a detail", () => {
+  strictEqual(failureSummary(BridgeError.of("spawn_failed")), "spawn_failed");
+  strictEqual(
+    failureSummary(BridgeError.of("timeout", "method: x, limit: 1 s")),
+    "timeout: method: x, limit: 1 s",
+  );
+});
+
+Deno.test("failureSummary: an error of the upstream server (no cause) is its code and message, on one line", () => {
+  strictEqual(
+    failureSummary(BridgeError.passthrough({ code: -32001, message: "index\nnot ready" })),
+    "error -32001: index not ready",
+  );
+  const long = failureSummary(BridgeError.passthrough({ code: 1, message: "x".repeat(500) }));
+  strictEqual(long, `error 1: ${"x".repeat(200)}...`);
 });

@@ -1,11 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/log.ts";
-import {
-  failureSummary,
-  type Started,
-  type StartOptions,
-  startUpstream,
-} from "../../lib/start/start.ts";
+import { type Started, type StartOptions, startUpstream } from "../../lib/start/start.ts";
 import { BridgeError } from "../../lib/errors/errors.ts";
 import type { JsonObject } from "../../lib/jsonrpc/message.ts";
 import { ENVELOPE_KEYS } from "../../lib/upstream/envelope.ts";
@@ -212,21 +207,4 @@ Deno.test("start: the log line of a failed initialize is one line, cut, and hold
   );
   strictEqual(errors[0]!.endsWith("...\n"), true, errors[0]);
   strictEqual(errors[0]!.length < 300, true);
-});
-
-Deno.test("failureSummary: the cause alone without a detail", () => {
-  strictEqual(failureSummary(BridgeError.of("spawn_failed")), "spawn_failed");
-  strictEqual(
-    failureSummary(BridgeError.of("timeout", "method: x, limit: 1 s")),
-    "timeout: method: x, limit: 1 s",
-  );
-});
-
-Deno.test("failureSummary: an error of the upstream server (no cause) is its code and message, on one line", () => {
-  strictEqual(
-    failureSummary(BridgeError.passthrough({ code: -32001, message: "index\nnot ready" })),
-    "error -32001: index not ready",
-  );
-  const long = failureSummary(BridgeError.passthrough({ code: 1, message: "x".repeat(500) }));
-  strictEqual(long, `error 1: ${"x".repeat(200)}...`);
 });

@@ -126,6 +126,14 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     commands: REMOTE,
   },
   {
+    name: "no-hinted-resend",
+    type: "boolean",
+    help: "Never send a tools/call once more after a failure of the connection on the strength " +
+      "of its tool's readOnlyHint or idempotentHint (for a URL)",
+    group: "http",
+    commands: REMOTE,
+  },
+  {
     name: "help",
     type: "boolean",
     help: "Show this text",

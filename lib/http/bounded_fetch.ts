@@ -1,17 +1,20 @@
 /**
  * The fetch that the 2025-11-25 Streamable HTTP link gives the SDK's
  * transport: the fetch of the link's HTTP clients (`linkFetch` of
- * `post_transport.ts`: `--ca-file`, HTTP/2 or HTTP/1.1 without
- * reuse, the proxy variables), the headers of the sign-in, and
- * `--max-response-bytes`: a JSON body, or one event of a stream, over the
- * limit fails at once, without the rest of the body in memory.
+ * `post_transport.ts`: `--ca-file`, HTTP/2 or HTTP/1.1 kept alive, the
+ * proxy variables, the send policy), told whether each POST is repeatable
+ * (`repeatable.ts`), the headers of the sign-in, and `--max-response-bytes`:
+ * a JSON body, or one event of a stream, over the limit fails at once,
+ * without the rest of the body in memory.
  *
  * @module
  */
 
-import { isObject, isRequestId, type RequestId } from "../jsonrpc/message.ts";
+import { isObject, isRequestId, type JsonObject, type RequestId } from "../jsonrpc/message.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
+import type { SendMeta } from "./post_transport.ts";
 import { sendWithChallenges, type TokenSource } from "./token_source.ts";
+import { transportSight } from "./transport_failure.ts";
 
 /** Options of {@linkcode boundedFetch}. */
 export interface BoundedFetchOptions {
@@ -24,8 +27,15 @@ export interface BoundedFetchOptions {
    * undefined), or failed: over the limit, or cut off.
    */
   readonly onBodyEnd?: (id: RequestId, failure: UpstreamFailure | undefined) => void;
-  /** The fetch under it (tests). */
-  readonly fetch?: typeof fetch;
+  /**
+   * A signal that aborts when the request `id` is cancelled (its time limit,
+   * or the client): its fetch stops, and the send policy sends nothing more.
+   */
+  readonly cancelled?: (id: RequestId) => AbortSignal | undefined;
+  /** True for a request that may go once more after a failure of the transport. */
+  readonly repeatable?: (message: JsonObject) => boolean;
+  /** The fetch under it: the link's (`linkFetch`), or a test's. */
+  readonly fetch: (url: URL, init: RequestInit, meta: SendMeta) => Promise<Response>;
 }
 
 const LF = 0x0a;
@@ -36,13 +46,15 @@ export function mediaTypeOf(header: string | null): string {
   return (header ?? "").split(";", 1)[0]!.trim().toLowerCase();
 }
 
-/** The id of a JSON-RPC request in the body of a POST, or undefined. */
-function requestIdOf(body: unknown): RequestId | undefined {
+/** The JSON-RPC request in the body of a POST (the SDK's transport sends one a POST), or undefined. */
+function requestOf(body: unknown): (JsonObject & { id: RequestId; method: string }) | undefined {
   if (typeof body !== "string") return undefined;
   try {
     const message = JSON.parse(body);
     if (!isObject(message) || typeof message.method !== "string") return undefined;
-    return isRequestId(message.id) ? message.id : undefined;
+    return isRequestId(message.id)
+      ? message as JsonObject & { id: RequestId; method: string }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -93,19 +105,26 @@ function limitStage(
  * bounded by {@linkcode BoundedFetchOptions.maxResponseBytes}.
  */
 export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
-  const inner = options.fetch ?? fetch;
+  const inner = options.fetch;
   const limit = options.maxResponseBytes;
   return async (input, init = {}) => {
+    const url = new URL(input instanceof Request ? input.url : input);
     const headers = new Headers(init.headers);
     // No compression: the limit counts the bytes of the message.
     headers.set("accept-encoding", "identity");
-    const signal = init.signal ?? new AbortController().signal;
-    const id = requestIdOf(init.body);
+    const request = requestOf(init.body);
+    const stop = request && options.cancelled?.(request.id);
+    const given = init.signal ?? undefined;
+    const signal = stop ? (given ? AbortSignal.any([given, stop]) : stop) : given ??
+      new AbortController().signal;
+    const meta: SendMeta = request
+      ? { repeatable: options.repeatable?.(request) === true, label: request.method }
+      : {};
     const response = await sendWithChallenges(options.tokenSource, signal, (token) => {
       if (token !== undefined) headers.set("authorization", token);
-      return inner(input, { ...init, headers } as RequestInit);
+      return inner(url, { ...init, headers, signal }, meta);
     });
-    return bounded(response, id, limit, options.onBodyEnd);
+    return bounded(response, request?.id, limit, options.onBodyEnd);
   };
 }
 
@@ -132,7 +151,10 @@ function bounded(
       // The stage's own failure, or a connection that dropped.
       const failed = error === undefined || error instanceof UpstreamFailure
         ? error
-        : new UpstreamFailure("transport_failed", { status });
+        : new UpstreamFailure("transport_failed", {
+          status,
+          transport: transportSight(error).words,
+        });
       onBodyEnd(id, failed);
     })
     : out;

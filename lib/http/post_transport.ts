@@ -12,15 +12,17 @@
  *   refuses HTTP/2 (`NoApplicationProtocol`: no byte of the request was
  *   sent, so the POST goes once over HTTP/1.1), or that chooses no protocol
  *   and answers the HTTP/2 preface as HTTP/1.1 (before any answer over
- *   HTTP/2: the server read no request of ours). Each POST has a connection
- *   of its own. The reason: fetch sends a POST again, on a new connection,
- *   when a reused HTTP/1.1 connection closes before the response, also when
- *   the server had read the request (a tool would run twice). A connection
- *   that is never reused is never resent on.
+ *   HTTP/2: the server read no request of ours). Connections are kept alive
+ *   and reused, one per request in flight (hyper's pool opens a connection
+ *   only when none is idle), and an idle connection is dropped after
+ *   {@linkcode POOL_IDLE_MS}: below the keep-alive time of the servers that
+ *   close soonest, so that the bridge does not reuse a connection at the
+ *   moment its server closes it. Such a race would fail a request that may
+ *   have run (it is not sent again: `send_once.ts`), where a fresh
+ *   connection would have carried it.
  *
  * Whatever the client, a request is sent through `sendOnce`
- * (`send_once.ts`): fetch never sends it twice, and it goes once more only
- * when its failure proves that no byte of it left.
+ * (`send_once.ts`), the send policy: what may go twice, and when.
  *
  * Redirects are left to the link, which follows them only within the
  * origin.
@@ -28,10 +30,29 @@
  * @module
  */
 
-import { causeText, sendOnce } from "./send_once.ts";
+import { refusalAware } from "./proxy_refusal.ts";
+import { sendOnce } from "./send_once.ts";
+import { causeText } from "./transport_failure.ts";
+
+/**
+ * How long an idle HTTP/1.1 connection stays in the pool: below the
+ * keep-alive time of the servers that close an idle connection soonest
+ * (gunicorn 2 s; Node.js's https and uvicorn 5 s, nginx 75 s, cloud load
+ * balancers 60 s and more), with room for a round trip: the server's time
+ * runs from the end of its response, the pool's from its arrival.
+ */
+export const POOL_IDLE_MS = 1_500;
+
+/** What the send policy needs to know of one request (`send_once.ts`). */
+export interface SendMeta {
+  /** The request changes nothing at the server (`repeatable.ts`). */
+  readonly repeatable?: boolean;
+  /** Its JSON-RPC method, for a debug line; no URL. */
+  readonly label?: string;
+}
 
 /** One POST: its header fields (without Host and Content-Length), its body and its signal. */
-export interface PostInit {
+export interface PostInit extends SendMeta {
   readonly headers: readonly (readonly [string, string])[];
   readonly body: string;
   readonly signal: AbortSignal;
@@ -50,6 +71,14 @@ export interface FetchTransportOptions {
   readonly caCerts?: readonly string[];
   /** A debug line (it names no URL). */
   readonly debug?: (message: string) => void;
+  /**
+   * Told the URL of a request that the proxy refused (`proxy_refusal.ts`);
+   * with it, such a request rejects with the refusal's failure. The links
+   * give it, the sign-in does not.
+   */
+  readonly refused?: (url: URL) => void;
+  /** How long an idle HTTP/1.1 connection stays (default {@linkcode POOL_IDLE_MS}; tests). */
+  readonly poolIdleMs?: number;
 }
 
 /** True for the failure of a TLS handshake whose server refused HTTP/2 (ALPN). */
@@ -73,7 +102,7 @@ function notHttp2Server(error: unknown): boolean {
 /** A fetch of the link's HTTP clients, and the close of their connections. */
 export interface LinkFetch {
   /** fetch with the client that the URL and the server call for (see the module). */
-  fetch(input: URL | string, init: RequestInit): Promise<Response>;
+  fetch(input: URL | string, init: RequestInit, meta?: SendMeta): Promise<Response>;
   /** Ends every connection of the clients. */
   close(): void;
 }
@@ -81,7 +110,7 @@ export interface LinkFetch {
 /**
  * The fetch of a link, for every method (the 2025-11-25 transport of
  * `--protocol auto` also sends GET and DELETE): HTTP/2 for an `https:` URL,
- * HTTP/1.1 with a connection per request for `http:` and for a server that
+ * HTTP/1.1 with connections kept alive for `http:` and for a server that
  * refuses HTTP/2.
  *
  * @example
@@ -105,33 +134,38 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
       ...caCerts,
       http1: true,
       http2: false,
-      poolMaxIdlePerHost: 0,
+      poolIdleTimeout: options.poolIdleMs ?? POOL_IDLE_MS,
     });
+  const send = (url: URL, init: RequestInit, meta: SendMeta): Promise<Response> => {
+    /** The attempt in flight goes over HTTP/2. */
+    let overHttp2 = false;
+    return sendOnce(init, async (attemptInit) => {
+      overHttp2 = url.protocol === "https:" && !http1Only;
+      if (!overHttp2) return await fetch(url, { ...attemptInit, client: http1Client() });
+      http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
+      const response = await fetch(url, { ...attemptInit, client: http2 });
+      http2Spoken = true;
+      return response;
+    }, {
+      // Before any answer over HTTP/2, a server that does not speak it: no byte of a
+      // request of ours was read as one, so it goes once over HTTP/1.1.
+      fallback: (error) => {
+        if (!overHttp2 || http1Only) return false;
+        if (!refusedHttp2(error) && (http2Spoken || !notHttp2Server(error))) return false;
+        options.debug?.("the upstream server refused HTTP/2; using HTTP/1.1");
+        http1Only = true;
+        return true;
+      },
+      ...(meta.repeatable && { repeatable: true }),
+      ...(meta.label !== undefined && { label: meta.label }),
+      ...(options.debug && { debug: options.debug }),
+    });
+  };
+  const refused = options.refused;
+  const sendSaid = refused ? refusalAware(send, refused) : send;
   return {
-    fetch(input, init) {
-      const url = input instanceof URL ? input : new URL(input);
-      /** The attempt in flight goes over HTTP/2. */
-      let overHttp2 = false;
-      return sendOnce(init, async (attemptInit) => {
-        overHttp2 = url.protocol === "https:" && !http1Only;
-        if (!overHttp2) return await fetch(url, { ...attemptInit, client: http1Client() });
-        http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
-        const response = await fetch(url, { ...attemptInit, client: http2 });
-        http2Spoken = true;
-        return response;
-      }, {
-        // Before any answer over HTTP/2, a server that does not speak it: no byte of a
-        // request of ours was read as one, so it goes once over HTTP/1.1.
-        fallback: (error) => {
-          if (!overHttp2 || http1Only) return false;
-          if (!refusedHttp2(error) && (http2Spoken || !notHttp2Server(error))) return false;
-          options.debug?.("the upstream server refused HTTP/2; using HTTP/1.1");
-          http1Only = true;
-          return true;
-        },
-        ...(options.debug && { debug: options.debug }),
-      });
-    },
+    fetch: (input, init, meta = {}) =>
+      sendSaid(input instanceof URL ? input : new URL(input), init, meta),
     close: () => {
       if (closed) return;
       closed = true;
@@ -142,8 +176,9 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
 }
 
 /**
- * The transport of the HTTP link: POSTs through {@linkcode linkFetch},
- * whose clients {@linkcode PostTransport.close} closes.
+ * The transport of the HTTP link: POSTs through {@linkcode linkFetch} (with
+ * the refusals of the proxy said as such when `refused` is given), whose
+ * clients {@linkcode PostTransport.close} closes.
  */
 export function fetchTransport(options: FetchTransportOptions = {}): PostTransport {
   const link = linkFetch(options);
@@ -155,7 +190,7 @@ export function fetchTransport(options: FetchTransportOptions = {}): PostTranspo
         body: init.body,
         signal: init.signal,
         redirect: "manual",
-      }),
+      }, init),
     close: () => link.close(),
   };
 }

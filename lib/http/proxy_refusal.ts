@@ -14,24 +14,14 @@
  */
 
 import { UpstreamFailure } from "../upstream/failure.ts";
-import type { PostTransport } from "./post_transport.ts";
+import { transportSight } from "./transport_failure.ts";
 
 /** The `data.detail` of a request that the proxy refused. */
 export const PROXY_REFUSED = "the proxy refused the connection";
 
-/** The text of an error and of its causes. */
-function causeText(error: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
-    parts.push(e.message);
-    e = e.cause;
-  }
-  return parts.join(" | ");
-}
-
 /** True for a fetch error of a CONNECT that the proxy answered with neither 200 nor 407. */
 export function isTunnelRefusal(error: unknown): boolean {
-  return /unsuccessful tunnel/i.test(causeText(error));
+  return transportSight(error).kind === "proxy_refused";
 }
 
 /** True for the 403 of a proxy that refused a plain request (srt marks it with `X-Proxy-Error`). */
@@ -82,14 +72,14 @@ export function onceWarn(
  * A fetch whose proxy refusals reject with {@linkcode proxyRefusal}; the
  * other answers and errors pass unchanged. `refused` is told the URL.
  */
-export function refusalAware<I>(
-  fetchFn: (url: URL, init: I) => Promise<Response>,
+export function refusalAware<A extends unknown[]>(
+  fetchFn: (url: URL, ...rest: A) => Promise<Response>,
   refused: (url: URL) => void,
-): (url: URL, init: I) => Promise<Response> {
-  return async (url, init) => {
+): (url: URL, ...rest: A) => Promise<Response> {
+  return async (url, ...rest) => {
     let response: Response;
     try {
-      response = await fetchFn(url, init);
+      response = await fetchFn(url, ...rest);
     } catch (error) {
       if (!isTunnelRefusal(error)) throw error;
       refused(url);
@@ -99,16 +89,5 @@ export function refusalAware<I>(
     await response.body?.cancel().catch(() => {});
     refused(url);
     throw proxyRefusal(response.status);
-  };
-}
-
-/** The POSTs of a transport, with the refusals of the proxy said as such. */
-export function refusalAwareTransport(
-  transport: PostTransport,
-  refused: (url: URL) => void,
-): PostTransport {
-  return {
-    post: refusalAware((url, init) => transport.post(url, init), refused),
-    close: () => transport.close(),
   };
 }

@@ -1,9 +1,10 @@
 /**
- * Sends one HTTP request at most once: the one place that decides whether a
- * request of the product (the link's POSTs, the 2025-11-25 transport's, every
- * request of the sign-in) may go out again. Every path sends through
+ * The send policy of every HTTP request of the product (the link's POSTs,
+ * the 2025-11-25 transport's, every request of the sign-in): the one place
+ * that decides whether a request may go out again. Every path sends through
  * `linkFetch` of `post_transport.ts`, which sends through
- * {@linkcode sendOnce}.
+ * {@linkcode sendOnce}. A request goes at most twice in all, and never
+ * after its signal aborted (a time limit, a cancellation, the close).
  *
  * **The rule of Deno's fetch** (denoland/deno, `ext/fetch/lib.rs`: the
  * policy `FetchRetry`, its `retry`, `clone_request` and
@@ -14,33 +15,36 @@
  * reused HTTP/1.1 connection), after a connection reset or a connection
  * closed before the response, also when the server had read the request
  * and run it. It does so only when `clone_request` can copy the request:
- * its body is `ReqBody::Full` (a string, bytes, URLSearchParams: what
- * `op_fetch` gets as bytes) or `ReqBody::Empty`. A body that is a
- * `ReadableStream` is `ReqBody::Streaming`, which `clone_request` cannot
- * copy (it returns `None`): such a request is never sent again by fetch.
- * So every request goes with a body that fetch streams (a Blob of its
- * bytes, made for that one attempt: see `oneShot`), but a GET, HEAD,
- * OPTIONS or DELETE without a body: those are idempotent (RFC 9110
- * §9.2.2), and fetch may repeat them.
+ * its body is `ReqBody::Full` (a string, bytes: what `op_fetch` gets as
+ * bytes) or `ReqBody::Empty`. A body that is a `ReadableStream` (a Blob is
+ * one to fetch) is `ReqBody::Streaming`, which `clone_request` cannot copy:
+ * such a request is never sent again by fetch.
  *
- * hyper-util's client (`client/legacy/client.rs`, `send_request`) still
+ * **So the body says who may resend.** A request that is repeatable (it
+ * changes nothing at the server: `repeatable.ts`) goes with its bytes, and
+ * fetch may send it once more itself; every other request goes as a stream
+ * of known length (a Blob made for that one attempt), which fetch never
+ * sends twice. A GET, HEAD, OPTIONS or DELETE without a body is idempotent
+ * (RFC 9110 §9.2.2), and fetch may repeat it. hyper-util's client still
  * sends a request again when its connection closed before the request was
- * handed to it (hyper gives the request back unsent, on a reused
- * connection): no byte of it was written, whatever its body.
+ * handed to it (a reused connection gives the request back unsent): no byte
+ * of it was written.
  *
- * **What the product sends again itself**, once: a request whose failure
- * proves that no byte of it left. That is an error of hyper-util's
- * connector (`client error (Connect)` in the error's causes: the TCP
- * connection, the proxy's tunnel or the TLS handshake failed, so the
- * request was never written), or a stream that the server refused with
- * REFUSED_STREAM (RFC 9113 §8.7: the server did not process it). Every
- * other failure (a reset, a connection closed, a stall cut by the time
- * limit) is thrown to the caller, which fails the request once with its
- * cause: a request whose bytes may have reached the server is never
- * resent.
+ * **What the product sends again itself**, once, by what the transport saw
+ * (`transport_failure.ts`): a request that the server provably did not
+ * process (the connection failed before any byte left; an HTTP/2 stream
+ * above the last-stream-id of a GOAWAY; REFUSED_STREAM), and a repeatable
+ * request after any failure of the transport, unless fetch may have sent it
+ * once more already (its GOAWAY, REFUSED_STREAM, reset and closed-connection
+ * cases): the bridge never adds a third send. Every other failure (a reset,
+ * a connection closed, a stall cut by the time limit) of a request that may
+ * have run is thrown to the caller, which fails the request once with its
+ * cause.
  *
  * @module
  */
+
+import { provablyUnprocessed, type TransportSight, transportSight } from "./transport_failure.ts";
 
 /**
  * Methods that fetch may repeat when they have no body (RFC 9110 §9.2.2:
@@ -49,31 +53,11 @@
  */
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "DELETE"]);
 
-/** The text of an error and of its causes. */
-export function causeText(error: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
-    parts.push(e.message);
-    e = e.cause;
-  }
-  return parts.join(" | ");
-}
-
-/**
- * True when the failure of a fetch proves that no byte of the request was
- * written: hyper-util's connector failed (`client error (Connect)`), or the
- * server refused the HTTP/2 stream before any processing (REFUSED_STREAM,
- * received from the server).
- */
-export function neverSent(error: unknown): boolean {
-  const text = causeText(error);
-  return text.includes("client error (Connect)") ||
-    /stream error received: refused stream before processing any application logic/.test(text);
-}
+const encoder = new TextEncoder();
 
 /** A body as bytes, with the Content-Type that fetch would give it (URLSearchParams, a string). */
 interface BodyBytes {
-  readonly bytes: Uint8Array;
+  readonly bytes: Uint8Array<ArrayBuffer>;
   readonly type: string | null;
 }
 
@@ -81,38 +65,83 @@ interface BodyBytes {
 async function bodyBytes(body: BodyInit | null): Promise<BodyBytes | undefined> {
   if (body instanceof ReadableStream) return undefined;
   if (body === null) return { bytes: new Uint8Array(), type: null };
+  // The body of every POST of the links: no detour through a Response.
+  if (typeof body === "string") {
+    return { bytes: encoder.encode(body), type: "text/plain;charset=UTF-8" };
+  }
   const response = new Response(body);
   const type = response.headers.get("content-type");
   return { bytes: new Uint8Array(await response.arrayBuffer()), type };
 }
 
 /**
- * The body of one attempt: a Blob, which fetch sends as a stream of a known
- * length (`extractBody` of `ext/fetch/22_body.js` makes a Blob's body its
- * `stream()` with `length = size`; `mainFetch` of `26_fetch.js` gives a
- * stream to `op_fetch` as a resource, `ReqBody::Streaming` with that size:
- * a `Content-Length`, no chunked encoding). `clone_request` cannot copy it.
+ * The body of one attempt of a request that may have run: a Blob, which
+ * fetch sends as a stream of a known length (`extractBody` of
+ * `ext/fetch/22_body.js` makes a Blob's body its `stream()` with `length =
+ * size`; `mainFetch` of `26_fetch.js` gives a stream to `op_fetch` as a
+ * resource, `ReqBody::Streaming` with that size: a `Content-Length`, no
+ * chunked encoding). `clone_request` cannot copy it.
  */
-function oneShot(bytes: Uint8Array): Blob {
-  return new Blob([bytes as Uint8Array<ArrayBuffer>]);
+function oneShot(bytes: Uint8Array<ArrayBuffer>): Blob {
+  return new Blob([bytes]);
+}
+
+/**
+ * True when Deno's fetch may have sent a copy of a request of bytes once
+ * more already after this failure (see the module): a GOAWAY NO_ERROR and
+ * REFUSED_STREAM always, a reset and a connection closed before the
+ * response when the connection had carried a request before.
+ */
+function fetchMayHaveResent(sight: TransportSight): boolean {
+  return (sight.kind === "goaway" && sight.code === "NO_ERROR") ||
+    sight.kind === "refused_stream" || sight.kind === "reset" || sight.kind === "incomplete";
+}
+
+/**
+ * The headers with the Content-Type that fetch gives the body itself: a
+ * Blob has none of its own. A list of pairs (the links' POSTs, which carry
+ * theirs) is read as it is.
+ */
+function withContentType(headers: HeadersInit | undefined, type: string): HeadersInit {
+  const has = Array.isArray(headers)
+    ? headers.some(([name]) => name?.toLowerCase() === "content-type")
+    : new Headers(headers).has("content-type");
+  if (has) return headers!;
+  return [...(Array.isArray(headers) ? headers : new Headers(headers)), ["content-type", type]];
 }
 
 /** Options of {@linkcode sendOnce}. */
 export interface SendOnceOptions {
+  /**
+   * The request changes nothing at the server (`repeatable.ts`): its body
+   * goes as bytes, and it goes once more after any failure of the transport.
+   */
+  readonly repeatable?: boolean;
   /**
    * Another reason to send again after `error` (the link's switch from
    * HTTP/2 to HTTP/1.1 for a server that refuses HTTP/2, before any byte of
    * the request was read as one); it does not count as the one resend.
    */
   readonly fallback?: (error: unknown) => boolean;
+  /** What the request is, for the debug line of a resend (its JSON-RPC method); no URL. */
+  readonly label?: string;
   /** A debug line (it names no URL). */
   readonly debug?: (message: string) => void;
 }
 
 /**
- * Sends `init` with `attempt` (a fetch with the client of the link) so that
- * fetch cannot send it twice, and once more only when the failure proves that
- * no byte of it left (see the module).
+ * True when the policy sends a request once more after `sight` (see the
+ * module); `repeatable` is the request's, and its body went as bytes.
+ */
+export function mayResend(sight: TransportSight, repeatable: boolean): boolean {
+  if (sight.kind === "proxy_refused") return false;
+  if (repeatable && fetchMayHaveResent(sight)) return false;
+  return repeatable || provablyUnprocessed(sight);
+}
+
+/**
+ * Sends `init` with `attempt` (a fetch with the client of the link) by the
+ * policy of the module: at most once more, and only by its rule.
  *
  * @example
  * ```ts
@@ -130,14 +159,14 @@ export async function sendOnce(
   const method = (init.method ?? "GET").toUpperCase();
   const body = init.body ?? null;
   const bytes = IDEMPOTENT.has(method) && body === null ? undefined : await bodyBytes(body);
-  const make = (): RequestInit => {
-    if (bytes === undefined) return init;
-    const headers = new Headers(init.headers);
-    if (bytes.type !== null && !headers.has("content-type")) {
-      headers.set("content-type", bytes.type);
-    }
-    return { ...init, headers, body: oneShot(bytes.bytes) };
-  };
+  const repeatable = options.repeatable === true;
+  const headers = bytes?.type ? withContentType(init.headers, bytes.type) : init.headers;
+  const make = (): RequestInit =>
+    bytes === undefined ? init : {
+      ...init,
+      ...(headers && { headers }),
+      body: repeatable ? bytes.bytes : oneShot(bytes.bytes),
+    };
   let resent = false;
   for (;;) {
     try {
@@ -146,12 +175,12 @@ export async function sendOnce(
       // A stream of the caller's own was read by the failed attempt: it cannot go again.
       if (body instanceof ReadableStream || init.signal?.aborted) throw error;
       if (options.fallback?.(error)) continue;
-      // A proxy that refuses the tunnel (Deno: "unsuccessful tunnel") refuses it again: no resend.
-      if (resent || !neverSent(error) || causeText(error).includes("unsuccessful tunnel")) {
-        throw error;
-      }
+      const sight = transportSight(error);
+      if (resent || !mayResend(sight, repeatable)) throw error;
       resent = true;
-      options.debug?.("no byte of a request left (the connection failed first); sending it once");
+      options.debug?.(
+        `${options.label ?? "a request"}: sent once more after ${sight.words}`,
+      );
     }
   }
 }

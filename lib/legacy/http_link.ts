@@ -23,12 +23,15 @@
  * @module
  */
 
-import { type LinkFetch, linkFetch } from "../http/post_transport.ts";
-import { onceWarn, refusalAware } from "../http/proxy_refusal.ts";
+import { type LinkFetch, linkFetch, type SendMeta } from "../http/post_transport.ts";
+import { onceWarn } from "../http/proxy_refusal.ts";
+import { isRepeatable, ToolHints } from "../http/repeatable.ts";
+import { transportSight } from "../http/transport_failure.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { abortableDelay } from "../jsonrpc/abortable.ts";
 import {
   idKey,
+  isObject,
   isRequestId,
   type JsonObject,
   type Message,
@@ -71,7 +74,9 @@ export interface LegacyHttpOptions {
   /** The warn line of a refusal of the proxy (`http/proxy_refusal.ts`), once per link. */
   readonly warn?: (message: string) => void;
   /** The fetch under the bridge's own (tests). */
-  readonly fetch?: typeof fetch;
+  readonly fetch?: (url: URL, init: RequestInit, meta: SendMeta) => Promise<Response>;
+  /** False with `--no-hinted-resend`: no tools/call is repeatable by its tool's hints. */
+  readonly hintedResend?: boolean;
   /** The info line of a new session (the Output channel). */
   readonly info?: (message: string) => void;
   /** The waits and the time limit of a new session; the bridge's limits by default. */
@@ -129,6 +134,12 @@ class LegacyHttpLink implements UpstreamLink {
   /** The client sent notifications/initialized: a new session gets it too. */
   #clientInitialized = false;
   readonly #own = new OwnRequests(OWN_ID_PREFIX);
+  /** The read-only and idempotent tools of the last tools/list of the client. */
+  readonly #hints = new ToolHints();
+  /** The requests in flight by key: a cancellation (or a time limit) stops its fetch. */
+  readonly #cancels = new Map<string, AbortController>();
+  /** The keys of the client's tools/list requests in flight: their results give the hints. */
+  readonly #toolLists = new Set<string>();
 
   constructor(options: LegacyHttpOptions) {
     this.#o = options;
@@ -140,16 +151,15 @@ class LegacyHttpLink implements UpstreamLink {
     this.#http = linkFetch({
       ...(options.caCerts && { caCerts: options.caCerts }),
       ...(options.debug && { debug: options.debug }),
+      refused: onceWarn(options.warn, Deno.env.get("SANDBOX_RUNTIME") === "1"),
     });
-    const http = refusalAware(
-      (url: URL, init: RequestInit) => this.#http.fetch(url, init),
-      onceWarn(options.warn, Deno.env.get("SANDBOX_RUNTIME") === "1"),
-    );
+    const hints = options.hintedResend === false ? undefined : this.#hints;
     this.#fetch = boundedFetch({
       maxResponseBytes: options.maxResponseBytes,
       ...(source && { tokenSource: source }),
-      fetch: options.fetch ??
-        ((input, init) => http(new URL(input instanceof Request ? input.url : input), init ?? {})),
+      fetch: options.fetch ?? ((url, init, meta) => this.#http.fetch(url, init, meta)),
+      repeatable: (request) => isRepeatable(request, hints),
+      cancelled: (id) => this.#cancels.get(idKey(id))?.signal,
       onBodyEnd: (id, failure) => this.#bodyEnd(id, failure),
     });
     this.#transport = this.#newTransport();
@@ -198,11 +208,13 @@ class LegacyHttpLink implements UpstreamLink {
     if (response) {
       const key = idKey(id);
       // A request that already failed gets no second answer.
+      this.#cancels.delete(key);
       if (!this.#open.delete(key)) {
         this.#debug("dropped a response to a request that already failed");
         return;
       }
       this.#setup.answered(message);
+      if (this.#toolLists.delete(key)) this.#hints.learn(message.result);
       if (this.#initializeIds.delete(key) && isInitializeResult(message.result)) {
         transport.setProtocolVersion(String(message.result.protocolVersion));
         if (this.#state === "new") this.#state = "live";
@@ -217,6 +229,7 @@ class LegacyHttpLink implements UpstreamLink {
     const id = typeof msg.method === "string" && isRequestId(msg.id) ? msg.id : undefined;
     if (id !== undefined) {
       this.#open.set(idKey(id), id);
+      this.#cancels.set(idKey(id), new AbortController());
       if (this.#state === "renewing") {
         // No session: the request fails at once, with the cause of the loss.
         const failure = this.#away;
@@ -224,6 +237,7 @@ class LegacyHttpLink implements UpstreamLink {
         return Promise.resolve();
       }
       if (msg.method === "initialize") this.#initializeIds.add(idKey(id));
+      if (msg.method === "tools/list") this.#toolLists.add(idKey(id));
       this.#setup.sent(msg);
     } else if (this.#state === "renewing") {
       this.#debug("a notification or an answer was dropped: the session is lost");
@@ -234,6 +248,11 @@ class LegacyHttpLink implements UpstreamLink {
         this.#debug("dropped an answer to a request of a lost session");
         return Promise.resolve();
       }
+    }
+    if (msg.method === "notifications/cancelled" && isObject(msg.params)) {
+      // The request's POST stops (the cancellation still goes): no resend after a time limit.
+      const requestId = msg.params.requestId;
+      if (isRequestId(requestId)) this.#cancels.get(idKey(requestId))?.abort();
     }
     const initialized = msg.method === "notifications/initialized";
     if (initialized) this.#clientInitialized = true;
@@ -257,15 +276,18 @@ class LegacyHttpLink implements UpstreamLink {
       this.#fail(id, new UpstreamFailure("closed", { status }));
       return this.#lose(transport, "session", status);
     }
+    const seen = transportSight(error).words;
     if (status === undefined && isConnectionFailure(error)) {
-      this.#fail(id, new UpstreamFailure("transport_failed"));
+      this.#fail(id, new UpstreamFailure("transport_failed", { transport: seen }));
       return this.#lose(transport, "connection");
     }
-    const facts = status === undefined ? {} : { status };
+    const facts = status === undefined ? { transport: seen } : { status };
     this.#fail(id, new UpstreamFailure("transport_failed", facts));
   }
 
   #fail(id: RequestId, failure: UpstreamFailure): void {
+    this.#toolLists.delete(idKey(id));
+    this.#cancels.delete(idKey(id));
     if (!this.#open.delete(idKey(id))) return;
     this.#setup.failed(id);
     void this.#deliver({ kind: "failed", id, failure });

@@ -16,6 +16,8 @@ export interface LegacyRemote {
   readonly headers: readonly (readonly [string, string])[];
   readonly caCerts?: readonly string[];
   readonly maxResponseBytes: number;
+  /** False with `--no-hinted-resend`. */
+  readonly hintedResend?: boolean;
 }
 
 /** What the 2025-11-25 link needs besides the target. */
@@ -45,6 +47,7 @@ export function legacyConnect(
     url: remote.url,
     headers: remote.headers,
     maxResponseBytes: remote.maxResponseBytes,
+    ...(remote.hintedResend === false && { hintedResend: false }),
     ...(remote.caCerts && { caCerts: remote.caCerts }),
     ...(options.tokenSource && { tokenSource: options.tokenSource }),
     ...(options.debug && { debug: options.debug }),

@@ -16,11 +16,13 @@
  * (revision 2026-07-28 has neither), and owns the OAuth flow (here a
  * {@linkcode TokenSource} does).
  *
- * Every POST goes through Deno's fetch (`post_transport.ts`), and none is
- * sent twice: a request whose bytes may have reached the server gets the
- * failure of its cause. The POSTs of answers and notifications are bounded
- * ({@linkcode MAX_OWN_POSTS}), so a flood of server requests on a stream
- * cannot open a connection each.
+ * Every POST goes through Deno's fetch and the send policy of the HTTP
+ * transport (`http/post_transport.ts`, `http/send_once.ts`): a request whose
+ * bytes may have reached the server gets the failure of its cause, unless
+ * it is repeatable (`http/repeatable.ts`: by its method, or by the hints of
+ * its tool in the last tools/list, which the link keeps). The POSTs of
+ * answers and notifications are bounded ({@linkcode MAX_OWN_POSTS}), so a
+ * flood of server requests on a stream cannot open a connection each.
  *
  * A failure never names the URL (its path or query can hold a key), a
  * header value or a token: it carries its kind, the HTTP status and the
@@ -41,9 +43,11 @@ import { mirroredHeaders, ToolHeaders } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
 import { untilAborted } from "../jsonrpc/abortable.ts";
 import { PostLimiter } from "../http/post_limiter.ts";
-import { fetchTransport, type PostTransport } from "../http/post_transport.ts";
+import { fetchTransport, type PostTransport, type SendMeta } from "../http/post_transport.ts";
 import { isResponseOf, readOwnResponse, readRequestResponse } from "./http_response.ts";
 import { TooLargeError } from "../http/bounded_body.ts";
+import { isRepeatable, ToolHints } from "../http/repeatable.ts";
+import { transportSight } from "../http/transport_failure.ts";
 import { sendWithChallenges, type TokenSource } from "../http/token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -62,6 +66,12 @@ export interface HttpLinkOptions {
   readonly ownPostTimeoutMs?: number;
   /** The sign-in; without it a 401 or 403 fails the request. */
   readonly tokenSource?: TokenSource;
+  /**
+   * A tools/call of a tool that the last tools/list marked read-only or
+   * idempotent may go once more after a failure of the transport (default
+   * true; false: `--no-hinted-resend`).
+   */
+  readonly hintedResend?: boolean;
   /** A debug line for what the link drops (it names no URL). */
   readonly debug?: (message: string) => void;
 }
@@ -102,6 +112,8 @@ class HttpLink implements UpstreamLink {
   /** The tools/list requests in flight: their results give the Mcp-Param headers. */
   #toolLists = new Set<Json>();
   #tools = new ToolHeaders();
+  /** The read-only and idempotent tools of the last tools/list (none with `--no-hinted-resend`). */
+  readonly #hints: ToolHints | undefined;
 
   /** Only with a sign-in: a listen stream refused with 401 or 403 waits for it. */
   readonly nextSignIn?: () => Promise<void>;
@@ -111,6 +123,7 @@ class HttpLink implements UpstreamLink {
     this.#o = options;
     this.#transport = options.transport ?? fetchTransport();
     this.#ownPosts = new PostLimiter(options.maxOwnPosts ?? MAX_OWN_POSTS);
+    this.#hints = options.hintedResend === false ? undefined : new ToolHints();
     const source = options.tokenSource;
     if (source) {
       this.nextSignIn = () => source.nextSignIn();
@@ -206,10 +219,14 @@ class HttpLink implements UpstreamLink {
 
   /** One POST, with the token of the token source and its answers to challenges. */
   #post(message: JsonObject, body: string, signal: AbortSignal): Promise<Response> {
+    const meta = {
+      repeatable: isRepeatable(message, this.#hints),
+      label: typeof message.method === "string" ? message.method : "a message",
+    };
     return sendWithChallenges(
       this.#o.tokenSource,
       signal,
-      (token) => this.#fetchWithinOrigin(this.#headers(message, token), body, signal),
+      (token) => this.#fetchWithinOrigin(this.#headers(message, token), body, signal, meta),
     );
   }
 
@@ -223,10 +240,11 @@ class HttpLink implements UpstreamLink {
     headers: [string, string][],
     body: string,
     signal: AbortSignal,
+    meta: SendMeta,
   ): Promise<Response> {
     let url = this.#o.url;
     for (let hop = 0;; hop++) {
-      const response = await this.#transport.post(url, { headers, body, signal });
+      const response = await this.#transport.post(url, { headers, body, signal, ...meta });
       if ((response.status !== 307 && response.status !== 308) || hop >= MAX_REDIRECTS) {
         return response;
       }
@@ -264,7 +282,7 @@ class HttpLink implements UpstreamLink {
         await this.#response(response, id, exchange, false);
       }
     } catch (error) {
-      // A POST is never sent again here: its bytes may have reached the server.
+      // The send policy decided on a second POST already: here a failure fails the request.
       if (signal.aborted || this.#closed) return;
       const facts = status === undefined ? {} : { status };
       if (error instanceof UpstreamFailure) {
@@ -273,12 +291,17 @@ class HttpLink implements UpstreamLink {
             ? new UpstreamFailure(error.kind, {
               ...facts,
               ...(error.error && { error: error.error }),
+              ...(error.transport !== undefined && { transport: error.transport }),
             })
             : error,
         );
       } else if (error instanceof TooLargeError) {
         await fail(new UpstreamFailure("invalid_response", facts));
-      } else await fail(new UpstreamFailure("transport_failed", facts));
+      } else {
+        // A fetch that failed, or a body cut after its head: what the transport saw.
+        const transport = transportSight(error).words;
+        await fail(new UpstreamFailure("transport_failed", { ...facts, transport }));
+      }
     }
   }
 
@@ -307,9 +330,11 @@ class HttpLink implements UpstreamLink {
     });
   }
 
-  /** Keeps the `x-mcp-header` declarations of a tools/list result. */
+  /** Keeps the `x-mcp-header` declarations and the hints of a tools/list result. */
   #observe(id: Json, message: JsonObject): void {
-    if (this.#toolLists.has(id) && isResponseOf(message, id)) this.#tools.learn(message.result);
+    if (!this.#toolLists.has(id) || !isResponseOf(message, id)) return;
+    this.#tools.learn(message.result);
+    this.#hints?.learn(message.result);
   }
 
   /** The link's own tools/list, every page; nothing of it reaches the client. */

@@ -14,7 +14,7 @@ import { HEADER_NAME } from "./http_headers.ts";
 import type { PostTransport } from "../http/post_transport.ts";
 import type { Connect } from "./link.ts";
 import type { TokenSource } from "../http/token_source.ts";
-import { onceWarn, refusalAwareTransport } from "../http/proxy_refusal.ts";
+import { onceWarn } from "../http/proxy_refusal.ts";
 
 /** The values of the flags of a URL upstream after `parseArgs` (`cli/flags.ts`). */
 export interface HttpFlagValues {
@@ -22,6 +22,7 @@ export interface HttpFlagValues {
   readonly "ca-file"?: string | undefined;
   readonly "max-response-bytes"?: string | undefined;
   readonly "allow-http"?: boolean | undefined;
+  readonly "no-hinted-resend"?: boolean | undefined;
 }
 
 /** The default of `--max-response-bytes`: 64 MiB. */
@@ -36,6 +37,12 @@ export interface RemoteTarget {
   /** The PEM text of `--ca-file`. */
   readonly caCerts?: readonly string[];
   readonly maxResponseBytes: number;
+  /**
+   * A tools/call of a tool that the last tools/list marked read-only or
+   * idempotent may go once more after a failure of the transport (false:
+   * `--no-hinted-resend`).
+   */
+  readonly hintedResend: boolean;
 }
 
 /** A command line of a URL upstream that is not valid; the message is one line without a secret. */
@@ -188,7 +195,8 @@ export function parseRemote(
   const caCerts = caPath === undefined
     ? undefined
     : readCaFile(caPath, io.readFile ?? ((path) => Deno.readTextFileSync(path)));
-  return { url, headers, maxResponseBytes, ...(caCerts && { caCerts }) };
+  const hintedResend = values["no-hinted-resend"] !== true;
+  return { url, headers, maxResponseBytes, hintedResend, ...(caCerts && { caCerts }) };
 }
 
 /**
@@ -238,13 +246,11 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
         import("../http/post_transport.ts"),
       ]);
       createHttpLink = http.createHttpLink;
-      transport = refusalAwareTransport(
-        post.fetchTransport({
-          ...(target.caCerts && { caCerts: target.caCerts }),
-          ...(options.debug && { debug: options.debug }),
-        }),
-        onceWarn(options.warn, env("SANDBOX_RUNTIME") === "1"),
-      );
+      transport = post.fetchTransport({
+        ...(target.caCerts && { caCerts: target.caCerts }),
+        ...(options.debug && { debug: options.debug }),
+        refused: onceWarn(options.warn, env("SANDBOX_RUNTIME") === "1"),
+      });
     } catch {
       throw new UpstreamFailure("connect_failed");
     }
@@ -252,6 +258,7 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
       url: target.url,
       headers: target.headers,
       maxResponseBytes: target.maxResponseBytes,
+      hintedResend: target.hintedResend,
       transport,
       ...(options.tokenSource && { tokenSource: options.tokenSource }),
       ...(options.debug && { debug: options.debug }),

@@ -199,8 +199,10 @@ export async function readRequestResponse(
       await options.serverRequest();
     }
   }
-  // The stream ended (or the connection dropped) before the response.
-  throw new UpstreamFailure("transport_failed");
+  // The stream ended before the response (a connection that dropped throws from the read).
+  throw new UpstreamFailure("transport_failed", {
+    transport: "the stream ended before its response",
+  });
 }
 
 /**

@@ -11,7 +11,13 @@ import { flagNames, optionsOf } from "../../lib/cli/flags.ts";
 Deno.test("flags: the sign-in and limit flags of the table are those that their rules read", () => {
   deepStrictEqual([...flagNames("sign-in")].sort(), [...SIGN_IN_OPTIONS].sort());
   for (const entry of LIMIT_FLAGS) ok(optionsOf("serve")[entry.flag.slice(2)], entry.flag);
-  deepStrictEqual(flagNames("http"), ["header-env", "ca-file", "max-response-bytes", "allow-http"]);
+  deepStrictEqual(flagNames("http"), [
+    "header-env",
+    "ca-file",
+    "max-response-bytes",
+    "allow-http",
+    "no-hinted-resend",
+  ]);
 });
 
 Deno.test("flags: each subcommand takes its own flags", () => {

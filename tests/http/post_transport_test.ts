@@ -12,7 +12,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { createHttpLink } from "../../lib/upstream/http.ts";
 import type { UpstreamFrame } from "../../lib/upstream/link.ts";
-import { fetchTransport } from "../../lib/http/post_transport.ts";
+import { fetchTransport, linkFetch } from "../../lib/http/post_transport.ts";
 import { serveMcp, sse } from "../fixtures/http_raw.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
 import { errorOf } from "../upstream/http_link_helpers.ts";
@@ -142,4 +142,34 @@ Deno.test("http: a tools/call whose connection closes after the server read it r
   await sleep(50);
   strictEqual(calls, 2, "each tools/call reached the server once");
   strictEqual(await bridge.exit(), 0);
+});
+
+Deno.test("http/1.1: connections are kept alive, one per request in flight, and an idle one is dropped before a server's keep-alive ends", async () => {
+  await using server = serveTcp(async (conn) => {
+    for (;;) {
+      const request = await conn.read();
+      if (!request) return;
+      await sleep(Number(request.message?.ms ?? 0));
+      await conn.write(jsonResponse({ ok: true }));
+    }
+  });
+  const link = linkFetch({ poolIdleMs: 300 });
+  const post = async (ms = 0) =>
+    await (await link.fetch(server.url, { method: "POST", body: JSON.stringify({ ms }) })).json();
+  try {
+    for (let i = 0; i < 20; i++) await post();
+    strictEqual(server.accepted(), 1, "20 calls in turn share one connection");
+    await Promise.all(Array.from({ length: 8 }, () => post(100)));
+    ok(server.accepted() <= 8, `8 calls at once opened ${server.accepted()} connections`);
+    const before = server.accepted();
+    await Promise.all(Array.from({ length: 8 }, () => post(100)));
+    strictEqual(server.accepted(), before, "the next 8 reuse them");
+    // Idle past the pool's time: the connection is closed by the bridge, not reused.
+    await sleep(700);
+    const open = server.accepted();
+    await post();
+    strictEqual(server.accepted(), open + 1);
+  } finally {
+    link.close();
+  }
 });

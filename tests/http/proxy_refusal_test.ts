@@ -43,13 +43,13 @@ Deno.test("Deno's fetch through a proxy that refuses: CONNECT is an 'unsuccessfu
 Deno.test("refusalAware: a refusal rejects with transport_failed and the proxy's detail, and warns once with the host", async () => {
   const warnings: string[] = [];
   const refused = onceWarn((line) => warnings.push(line), true);
-  const tunnel = refusalAware(() => {
+  const tunnel = refusalAware((_url: URL, _init: RequestInit) => {
     throw new TypeError("fetch failed", {
       cause: new Error("client error (Connect): unsuccessful tunnel"),
     });
   }, refused);
   const marked = refusalAware(
-    () =>
+    (_url: URL, _init: RequestInit) =>
       Promise.resolve(
         new Response("Connection blocked by network allowlist", {
           status: 403,
@@ -72,9 +72,12 @@ Deno.test("refusalAware: a refusal rejects with transport_failed and the proxy's
   ok(warnings[0]!.includes('add "mcp.example.com" to sandbox.network.allowedDomains'));
   ok(!warnings[0]!.includes("secret"), "no path or query");
   // The server's own 403 (no mark) and other errors pass unchanged.
-  const own = refusalAware(() => Promise.resolve(new Response(null, { status: 403 })), refused);
+  const own = refusalAware(
+    (_url: URL, _init: RequestInit) => Promise.resolve(new Response(null, { status: 403 })),
+    refused,
+  );
   strictEqual((await own(url, {})).status, 403);
-  const reset = refusalAware(() => {
+  const reset = refusalAware((_url: URL, _init: RequestInit) => {
     throw new TypeError("connection reset");
   }, refused);
   await rejects(reset(url, {}), (error) => error instanceof TypeError);

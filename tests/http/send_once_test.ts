@@ -11,7 +11,8 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { linkFetch } from "../../lib/http/post_transport.ts";
-import { neverSent } from "../../lib/http/send_once.ts";
+import { mayResend } from "../../lib/http/send_once.ts";
+import { transportSight } from "../../lib/http/transport_failure.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { serveHttp2 } from "../fixtures/http2_upstream.ts";
 import { makeCertificates } from "../fixtures/http_tls.ts";
@@ -107,7 +108,7 @@ Deno.test("send once: a connection reset before any byte: the POST goes once mor
     const fresh = linkFetch({ caCerts: [ca] });
     try {
       const error = await fresh.fetch(url, { method: "POST", body: "{}" }).catch((e) => e);
-      ok(neverSent(error), String(error?.cause));
+      strictEqual(transportSight(error).kind, "connect", String(error?.cause));
       strictEqual(proxy.counts.connections, 4);
     } finally {
       fresh.close();
@@ -177,15 +178,30 @@ Deno.test("send once: a body keeps the Content-Type that fetch gives it, and goe
   }
 });
 
-Deno.test("send once: neverSent knows only the failures that prove no byte left", () => {
-  const wrap = (message: string) => new TypeError("fetch failed", { cause: new Error(message) });
-  ok(neverSent(wrap("error sending request: client error (Connect): tcp connect error")));
-  ok(neverSent(wrap(
-    "client error (SendRequest): http2 error: stream error received: refused stream before processing any application logic",
-  )));
-  ok(!neverSent(wrap("connection reset")));
-  ok(!neverSent(wrap("Connection reset by peer (os error 104)")));
-  ok(!neverSent(wrap("client error (SendRequest): connection closed before message completed")));
-  // Refused by our own side (sent), not received: not a proof.
-  ok(!neverSent(wrap("stream error sent: refused stream before processing any application logic")));
+Deno.test("send once: the policy sends once more what provably did not run, and what is repeatable unless fetch may have", () => {
+  const sight = (message: string) =>
+    transportSight(new TypeError("fetch failed", { cause: new Error(message) }));
+  const cases: [string, boolean, boolean][] = [
+    // [the failure, resent when not repeatable (a Blob), resent when repeatable (bytes)]
+    ["error sending request: client error (Connect): tcp connect error", true, true],
+    ["connection error received: unexpected internal error encountered", true, true],
+    // fetch sends a body of bytes once more itself after these: the bridge adds no third send.
+    ["connection error received: not a result of an error", true, false],
+    ["stream error received: refused stream before processing any application logic", true, false],
+    ["Connection reset by peer (os error 104)", false, false],
+    ["client error (SendRequest): connection closed before message completed", false, false],
+    // What fetch never sends again: only a repeatable request goes once more.
+    ["stream error received: unexpected internal error encountered", false, true],
+    ["stream closed because of a broken pipe", false, true],
+    ["peer closed connection without sending TLS close_notify", false, true],
+    ["something else", false, true],
+    // Refused by our own side (sent), not received: not a proof.
+    ["stream error sent: refused stream before processing any application logic", false, true],
+    // A proxy that refused the tunnel refuses it again.
+    ["client error (Connect): unsuccessful tunnel", false, false],
+  ];
+  for (const [message, once, repeatable] of cases) {
+    strictEqual(mayResend(sight(message), false), once, message);
+    strictEqual(mayResend(sight(message), true), repeatable, `${message} (repeatable)`);
+  }
 });

@@ -20,14 +20,18 @@ export type StreamEnd = "retry" | "after_sign_in" | "stop";
  * The rows of "New streams after a loss" for a failure of the upstream
  * client: a lost connection, a transport failure or an HTTP status of 408,
  * 429 or 5xx except 501 retries; 401 and 403 wait for the next sign-in; a
- * child that stopped, an error of the server and each other status stop.
+ * child that stopped, an error of the server and each other status stop. A
+ * stream that the network ended after its 2xx (reset, cut, closed before
+ * its result: a proxy's read timeout) is the Closed / TransportFailed row,
+ * though its failure names the status for `data.detail`.
  */
 export function streamEndOf(failure: UpstreamFailure, session: UpstreamClient): StreamEnd {
   // A sign-in that the stream's own 401 or 403 started and that failed (declined,
   // timed out) is that challenge's row: it carries no status of its own.
   if (failure.kind === "sign_in") return "after_sign_in";
-  if (failure.status !== undefined) {
-    const status = failure.status;
+  const status = failure.status;
+  const cut = failure.kind === "transport_failed" && status !== undefined && status < 300;
+  if (status !== undefined && !cut) {
     if (status === 401 || status === 403) return "after_sign_in";
     if (status === 408 || status === 429 || (status >= 500 && status <= 599 && status !== 501)) {
       return "retry";

@@ -42,6 +42,9 @@ Deno.test("streamEndOf: the rows of New streams after a loss, and a failed sign-
       "after_sign_in",
     ],
     [new UpstreamFailure("transport_failed"), session, "retry"],
+    // Cut by the network after its 200 (a proxy's read timeout): Closed / TransportFailed.
+    [new UpstreamFailure("transport_failed", { status: 200 }), session, "retry"],
+    [new UpstreamFailure("invalid_response", { status: 200 }), session, "stop"],
     [new UpstreamFailure("closed"), session, "retry"],
     [new UpstreamFailure("closed"), exited, "stop"],
     [new UpstreamFailure("rpc", { error: { code: -1, message: "x" } }), session, "stop"],

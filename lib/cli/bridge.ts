@@ -75,18 +75,20 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
     });
   const debug = (message: string) => log.debug(message);
   const warn = (message: string) => log.warn(message);
+  const poolIdleMs = limits.http_pool_idle_ms;
   return {
     profile: PROFILE,
     limits,
     log,
     fallback: { name: cli.name, version: VERSION },
     connect: remote
-      ? connectRemote(remote, { debug, warn, ...(tokenSource && { tokenSource }) })
+      ? connectRemote(remote, { debug, warn, poolIdleMs, ...(tokenSource && { tokenSource }) })
       : spawn,
     ...(cli.protocol === "auto" && {
       legacy: legacyConnect(remote, spawn, {
         debug,
         warn,
+        poolIdleMs,
         info: (message) => log.info(message),
         renew: {
           firstMs: limits.listen_backoff_ms,

@@ -14,10 +14,10 @@
  *   and answers the HTTP/2 preface as HTTP/1.1 (before any answer over
  *   HTTP/2: the server read no request of ours). Connections are kept alive
  *   and reused, one per request in flight (hyper's pool opens a connection
- *   only when none is idle), and an idle connection is dropped after
- *   {@linkcode POOL_IDLE_MS}: below the keep-alive time of the servers that
- *   close soonest, so that the bridge does not reuse a connection at the
- *   moment its server closes it. Such a race would fail a request that may
+ *   only when none is idle), and an idle connection is dropped after the
+ *   limit `http_pool_idle_ms` (1.5 s): below the keep-alive time of the
+ *   servers that close soonest, so that the bridge does not reuse a
+ *   connection at the moment its server closes it. Such a race would fail a request that may
  *   have run (it is not sent again: `send_once.ts`), where a fresh
  *   connection would have carried it.
  *
@@ -30,18 +30,10 @@
  * @module
  */
 
+import { DEFAULT_LIMITS } from "../settings/limits.ts";
 import { refusalAware } from "./proxy_refusal.ts";
 import { sendOnce } from "./send_once.ts";
 import { causeText } from "./transport_failure.ts";
-
-/**
- * How long an idle HTTP/1.1 connection stays in the pool: below the
- * keep-alive time of the servers that close an idle connection soonest
- * (gunicorn 2 s; Node.js's https and uvicorn 5 s, nginx 75 s, cloud load
- * balancers 60 s and more), with room for a round trip: the server's time
- * runs from the end of its response, the pool's from its arrival.
- */
-export const POOL_IDLE_MS = 1_500;
 
 /** What the send policy needs to know of one request (`send_once.ts`). */
 export interface SendMeta {
@@ -77,7 +69,7 @@ export interface FetchTransportOptions {
    * give it, the sign-in does not.
    */
   readonly refused?: (url: URL) => void;
-  /** How long an idle HTTP/1.1 connection stays (default {@linkcode POOL_IDLE_MS}; tests). */
+  /** How long an idle HTTP/1.1 connection stays (the limit `http_pool_idle_ms`). */
   readonly poolIdleMs?: number;
 }
 
@@ -124,26 +116,40 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
   const caCerts = options.caCerts && { caCerts: [...options.caCerts] };
   let http2: Deno.HttpClient | undefined;
   let http1: Deno.HttpClient | undefined;
+  let fresh: Deno.HttpClient | undefined;
   /** The server refused HTTP/2: every later request goes over HTTP/1.1. */
   let http1Only = false;
   /** An HTTP/2 request of this link had an answer: the server speaks HTTP/2. */
   let http2Spoken = false;
   let closed = false;
+  const poolIdleTimeout = options.poolIdleMs ?? DEFAULT_LIMITS.http_pool_idle_ms;
   const http1Client = () =>
-    http1 ??= Deno.createHttpClient({
+    http1 ??= Deno.createHttpClient({ ...caCerts, http1: true, http2: false, poolIdleTimeout });
+  /**
+   * The client of the policy's resend over HTTP/1.1: a connection of its own,
+   * never reused. The connection that failed may not be the only one that
+   * its server is closing (a reload of nginx closes every idle one).
+   */
+  const freshClient = () =>
+    fresh ??= Deno.createHttpClient({
       ...caCerts,
       http1: true,
       http2: false,
-      poolIdleTimeout: options.poolIdleMs ?? POOL_IDLE_MS,
+      poolMaxIdlePerHost: 0,
     });
   const send = (url: URL, init: RequestInit, meta: SendMeta): Promise<Response> => {
     /** The attempt in flight goes over HTTP/2. */
     let overHttp2 = false;
-    return sendOnce(init, async (attemptInit) => {
+    return sendOnce(init, async (attempt) => {
       overHttp2 = url.protocol === "https:" && !http1Only;
-      if (!overHttp2) return await fetch(url, { ...attemptInit, client: http1Client() });
+      if (!overHttp2) {
+        // Over HTTP/1.1 a body never goes as bytes: fetch's own resend could take another
+        // connection that its server is closing, and the policy's could not follow it.
+        const client = attempt.resend ? freshClient() : http1Client();
+        return await fetch(url, { ...attempt.init(false), client });
+      }
       http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
-      const response = await fetch(url, { ...attemptInit, client: http2 });
+      const response = await fetch(url, { ...attempt.init(true), client: http2 });
       http2Spoken = true;
       return response;
     }, {
@@ -171,6 +177,7 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
       closed = true;
       http2?.close();
       http1?.close();
+      fresh?.close();
     },
   };
 }

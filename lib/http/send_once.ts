@@ -110,11 +110,25 @@ function withContentType(headers: HeadersInit | undefined, type: string): Header
   return [...(Array.isArray(headers) ? headers : new Headers(headers)), ["content-type", type]];
 }
 
+/** One attempt of a request, as the policy hands it to the HTTP client (`post_transport.ts`). */
+export interface Attempt {
+  /**
+   * The init of this attempt. `cloneable`: the body may go as bytes, which
+   * fetch may send once more itself; only a repeatable request's may (the
+   * client says no where fetch's own resend could land on another stale
+   * connection: HTTP/1.1).
+   */
+  init(cloneable: boolean): RequestInit;
+  /** The policy's one resend: over HTTP/1.1 it takes a connection of its own. */
+  readonly resend: boolean;
+}
+
 /** Options of {@linkcode sendOnce}. */
 export interface SendOnceOptions {
   /**
-   * The request changes nothing at the server (`repeatable.ts`): its body
-   * goes as bytes, and it goes once more after any failure of the transport.
+   * The request changes nothing at the server (`repeatable.ts`): it goes
+   * once more after any failure of the transport, and its body may go as
+   * bytes.
    */
   readonly repeatable?: boolean;
   /**
@@ -131,29 +145,31 @@ export interface SendOnceOptions {
 
 /**
  * True when the policy sends a request once more after `sight` (see the
- * module); `repeatable` is the request's, and its body went as bytes.
+ * module): `repeatable` is the request's; `cloned`, the failed attempt's
+ * body went as bytes (fetch may have sent it again already).
  */
-export function mayResend(sight: TransportSight, repeatable: boolean): boolean {
+export function mayResend(sight: TransportSight, repeatable: boolean, cloned: boolean): boolean {
   if (sight.kind === "proxy_refused") return false;
-  if (repeatable && fetchMayHaveResent(sight)) return false;
+  if (cloned && fetchMayHaveResent(sight)) return false;
   return repeatable || provablyUnprocessed(sight);
 }
 
 /**
- * Sends `init` with `attempt` (a fetch with the client of the link) by the
+ * Sends a request with `attempt` (a fetch with a client of the link) by the
  * policy of the module: at most once more, and only by its rule.
  *
  * @example
  * ```ts
  * import { sendOnce } from "./send_once.ts";
- * const send = (init: RequestInit) => Promise.resolve(new Response(init.body));
+ * const send = (attempt: { init(cloneable: boolean): RequestInit }) =>
+ *   Promise.resolve(new Response(attempt.init(false).body));
  * const response = await sendOnce({ method: "POST", body: "{}" }, send);
  * console.assert(await response.text() === "{}");
  * ```
  */
 export async function sendOnce(
   init: RequestInit,
-  attempt: (init: RequestInit) => Promise<Response>,
+  attempt: (attempt: Attempt) => Promise<Response>,
   options: SendOnceOptions = {},
 ): Promise<Response> {
   const method = (init.method ?? "GET").toUpperCase();
@@ -161,26 +177,29 @@ export async function sendOnce(
   const bytes = IDEMPOTENT.has(method) && body === null ? undefined : await bodyBytes(body);
   const repeatable = options.repeatable === true;
   const headers = bytes?.type ? withContentType(init.headers, bytes.type) : init.headers;
-  const make = (): RequestInit =>
-    bytes === undefined ? init : {
-      ...init,
-      ...(headers && { headers }),
-      body: repeatable ? bytes.bytes : oneShot(bytes.bytes),
-    };
   let resent = false;
   for (;;) {
+    /** The body of this attempt went as bytes. */
+    let cloned = false;
+    const build = (cloneable: boolean): RequestInit => {
+      if (bytes === undefined) return init;
+      cloned = cloneable && repeatable;
+      return {
+        ...init,
+        ...(headers && { headers }),
+        body: cloned ? bytes.bytes : oneShot(bytes.bytes),
+      };
+    };
     try {
-      return await attempt(make());
+      return await attempt({ init: build, resend: resent });
     } catch (error) {
       // A stream of the caller's own was read by the failed attempt: it cannot go again.
       if (body instanceof ReadableStream || init.signal?.aborted) throw error;
       if (options.fallback?.(error)) continue;
       const sight = transportSight(error);
-      if (resent || !mayResend(sight, repeatable)) throw error;
+      if (resent || !mayResend(sight, repeatable, cloned)) throw error;
       resent = true;
-      options.debug?.(
-        `${options.label ?? "a request"}: sent once more after ${sight.words}`,
-      );
+      options.debug?.(`${options.label ?? "a request"}: sent once more after ${sight.words}`);
     }
   }
 }

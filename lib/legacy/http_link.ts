@@ -77,6 +77,8 @@ export interface LegacyHttpOptions {
   readonly fetch?: (url: URL, init: RequestInit, meta: SendMeta) => Promise<Response>;
   /** False with `--no-hinted-resend`: no tools/call is repeatable by its tool's hints. */
   readonly hintedResend?: boolean;
+  /** How long an idle HTTP/1.1 connection stays (the limit `http_pool_idle_ms`). */
+  readonly poolIdleMs?: number;
   /** The info line of a new session (the Output channel). */
   readonly info?: (message: string) => void;
   /** The waits and the time limit of a new session; the bridge's limits by default. */
@@ -151,6 +153,7 @@ class LegacyHttpLink implements UpstreamLink {
     this.#http = linkFetch({
       ...(options.caCerts && { caCerts: options.caCerts }),
       ...(options.debug && { debug: options.debug }),
+      ...(options.poolIdleMs !== undefined && { poolIdleMs: options.poolIdleMs }),
       refused: onceWarn(options.warn, Deno.env.get("SANDBOX_RUNTIME") === "1"),
     });
     const hints = options.hintedResend === false ? undefined : this.#hints;

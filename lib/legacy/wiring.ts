@@ -30,6 +30,8 @@ export interface LegacyConnectOptions {
   readonly info?: (message: string) => void;
   /** The waits and the time limit of a new session (from the bridge's limits). */
   readonly renew?: RenewOptions;
+  /** How long an idle HTTP/1.1 connection stays (the limit `http_pool_idle_ms`). */
+  readonly poolIdleMs?: number;
 }
 
 /**
@@ -54,6 +56,7 @@ export function legacyConnect(
     ...(options.warn && { warn: options.warn }),
     ...(options.info && { info: options.info }),
     ...(options.renew && { renew: options.renew }),
+    ...(options.poolIdleMs !== undefined && { poolIdleMs: options.poolIdleMs }),
   };
   return {
     // The v1 SDK's transport loads only for an older server at a URL.

@@ -51,6 +51,16 @@ export interface Limits {
   readonly listen_healthy_ms: number;
   /** How long the bridge waits for the acknowledgment of a listen stream. */
   readonly listen_ack_timeout_ms: number;
+  /**
+   * How long an idle HTTP/1.1 connection to a URL upstream stays open for
+   * the next request: below the keep-alive time of the servers that close
+   * an idle connection soonest (gunicorn 2 s; Node.js's https and uvicorn
+   * 5 s, nginx 75 s, cloud load balancers 60 s and more), with room for a
+   * round trip (the server's time runs from the end of its response, the
+   * bridge's from its arrival), so that the bridge never sends a request on
+   * a connection at the moment its server closes it.
+   */
+  readonly http_pool_idle_ms: number;
 }
 
 const SECOND = 1000;
@@ -85,6 +95,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   listen_max_backoff_ms: 30 * SECOND,
   listen_healthy_ms: 10 * SECOND,
   listen_ack_timeout_ms: 10 * SECOND,
+  http_pool_idle_ms: 1500,
 });
 
 /**

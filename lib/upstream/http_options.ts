@@ -221,6 +221,8 @@ export interface RemoteConnectOptions {
   /** The warn line of a refusal of the proxy (`proxy_refusal.ts`), once per link. */
   readonly warn?: (message: string) => void;
   readonly env?: (name: string) => string | undefined;
+  /** How long an idle HTTP/1.1 connection stays (the limit `http_pool_idle_ms`). */
+  readonly poolIdleMs?: number;
 }
 
 /**
@@ -249,6 +251,7 @@ export function connectRemote(target: RemoteTarget, options: RemoteConnectOption
       transport = post.fetchTransport({
         ...(target.caCerts && { caCerts: target.caCerts }),
         ...(options.debug && { debug: options.debug }),
+        ...(options.poolIdleMs !== undefined && { poolIdleMs: options.poolIdleMs }),
         refused: onceWarn(options.warn, env("SANDBOX_RUNTIME") === "1"),
       });
     } catch {

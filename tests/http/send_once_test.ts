@@ -7,7 +7,7 @@
  * keeps its Content-Type and goes with a Content-Length.
  */
 
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { linkFetch } from "../../lib/http/post_transport.ts";
@@ -181,27 +181,39 @@ Deno.test("send once: a body keeps the Content-Type that fetch gives it, and goe
 Deno.test("send once: the policy sends once more what provably did not run, and what is repeatable unless fetch may have", () => {
   const sight = (message: string) =>
     transportSight(new TypeError("fetch failed", { cause: new Error(message) }));
-  const cases: [string, boolean, boolean][] = [
-    // [the failure, resent when not repeatable (a Blob), resent when repeatable (bytes)]
-    ["error sending request: client error (Connect): tcp connect error", true, true],
-    ["connection error received: unexpected internal error encountered", true, true],
+  // [the failure, resent: a request that may have run, a repeatable one whose body went as
+  //  bytes (fetch may have resent it), a repeatable one whose body went as a stream]
+  const cases: [string, boolean, boolean, boolean][] = [
+    ["error sending request: client error (Connect): tcp connect error", true, true, true],
+    ["connection error received: unexpected internal error encountered", true, true, true],
     // fetch sends a body of bytes once more itself after these: the bridge adds no third send.
-    ["connection error received: not a result of an error", true, false],
-    ["stream error received: refused stream before processing any application logic", true, false],
-    ["Connection reset by peer (os error 104)", false, false],
-    ["client error (SendRequest): connection closed before message completed", false, false],
+    ["connection error received: not a result of an error", true, false, true],
+    [
+      "stream error received: refused stream before processing any application logic",
+      true,
+      false,
+      true,
+    ],
+    ["Connection reset by peer (os error 104)", false, false, true],
+    ["client error (SendRequest): connection closed before message completed", false, false, true],
     // What fetch never sends again: only a repeatable request goes once more.
-    ["stream error received: unexpected internal error encountered", false, true],
-    ["stream closed because of a broken pipe", false, true],
-    ["peer closed connection without sending TLS close_notify", false, true],
-    ["something else", false, true],
+    ["stream error received: unexpected internal error encountered", false, true, true],
+    ["stream closed because of a broken pipe", false, true, true],
+    ["peer closed connection without sending TLS close_notify", false, true, true],
+    ["something else", false, true, true],
     // Refused by our own side (sent), not received: not a proof.
-    ["stream error sent: refused stream before processing any application logic", false, true],
+    [
+      "stream error sent: refused stream before processing any application logic",
+      false,
+      true,
+      true,
+    ],
     // A proxy that refused the tunnel refuses it again.
-    ["client error (Connect): unsuccessful tunnel", false, false],
+    ["client error (Connect): unsuccessful tunnel", false, false, false],
   ];
-  for (const [message, once, repeatable] of cases) {
-    strictEqual(mayResend(sight(message), false), once, message);
-    strictEqual(mayResend(sight(message), true), repeatable, `${message} (repeatable)`);
+  for (const [message, once, bytes, stream] of cases) {
+    strictEqual(mayResend(sight(message), false, false), once, message);
+    strictEqual(mayResend(sight(message), true, true), bytes, `${message} (repeatable, bytes)`);
+    strictEqual(mayResend(sight(message), true, false), stream, `${message} (repeatable, stream)`);
   }
 });

@@ -1,7 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { createLogger } from "../../lib/log.ts";
 import { type Started, type StartOptions, startUpstream } from "../../lib/start/start.ts";
-import { BridgeError } from "../../lib/errors/errors.ts";
 import type { JsonObject } from "../../lib/jsonrpc/message.ts";
 import { ENVELOPE_KEYS } from "../../lib/upstream/envelope.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";

@@ -227,7 +227,7 @@ export class SignInHttp {
 /**
  * A fetch with the HTTP clients of the link (`linkFetch` of
  * `http/post_transport.ts`: the CA certificates of `--ca-file`, the proxy
- * variables, HTTP/2 for https and HTTP/1.1 without reuse). Its requests go
+ * variables, HTTP/2 for https and HTTP/1.1 kept alive). Its requests go
  * through `sendOnce` (`http/send_once.ts`): fetch never sends a token
  * request, a registration or a revocation twice.
  */

@@ -1,9 +1,9 @@
 /**
  * A bound on the POSTs that the HTTP link sends of its own accord: the
  * answers to the server's requests (ping) and the notifications. fetch has
- * no limit of connections per host, so over HTTP/1.1 each POST in flight is
- * a connection (and a file descriptor). A server that floods a stream with
- * pings would otherwise open a connection per ping.
+ * no limit of connections per host, so over HTTP/1.1 each POST in flight
+ * needs a connection (and a file descriptor). A server that floods a stream
+ * with pings would otherwise open a connection per ping.
  *
  * The requests of the client are bounded elsewhere (`--max-in-flight`).
  *

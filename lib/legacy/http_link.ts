@@ -114,7 +114,7 @@ class LegacyHttpLink implements UpstreamLink {
   /** The transport of the current session. */
   #transport: SessionTransport;
   #get: GetStream | undefined;
-  /** The HTTP clients of the link (`linkFetch`: HTTP/2, or HTTP/1.1 without reuse). */
+  /** The HTTP clients of the link (`linkFetch`: HTTP/2, or HTTP/1.1 kept alive). */
   readonly #http: LinkFetch;
   /** The fetch of the link: its HTTP clients, the sign-in, `--max-response-bytes`. */
   readonly #fetch: typeof fetch;

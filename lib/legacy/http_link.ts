@@ -25,10 +25,8 @@
 
 import { type LinkFetch, linkFetch, type SendMeta } from "../http/post_transport.ts";
 import { onceWarn } from "../http/proxy_refusal.ts";
-import { isRepeatable, ToolHints } from "../http/repeatable.ts";
-import { transportSight } from "../http/transport_failure.ts";
+import { isRepeatable } from "../http/repeatable.ts";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { abortableDelay } from "../jsonrpc/abortable.ts";
 import {
   idKey,
   isObject,
@@ -37,7 +35,6 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { Backoff } from "../listen/stream_loss.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "../upstream/link.ts";
 import type { TokenSource } from "../http/token_source.ts";
@@ -50,14 +47,16 @@ import {
 } from "./get_stream.ts";
 import { boundedFetch } from "../http/bounded_fetch.ts";
 import { isInitializeResult } from "./initialize.ts";
+import { OpenRequests } from "./open_requests.ts";
 import { OwnRequests } from "./own_requests.ts";
 import {
   failureKindOf,
-  httpStatusOf,
+  sendFailureOf,
   type SessionTransport,
   sessionTransport,
   withDeadline,
 } from "./sdk_transport.ts";
+import { renewSession } from "./renewal.ts";
 import { SessionSetup } from "./session_setup.ts";
 
 /** Options of {@linkcode connectLegacyHttp}. */
@@ -101,6 +100,9 @@ const BODY_END_GRACE_MS = 50;
  */
 type LinkState = "new" | "live" | "renewing";
 
+/** What the transport saw when the GET stream (or a new session) found no connection. */
+const AWAY = "the connection to the upstream server failed";
+
 /** The id prefix of the link's own requests (the initialize and the setup of a new session). */
 const OWN_ID_PREFIX = "bridge-session-";
 
@@ -127,8 +129,8 @@ class LegacyHttpLink implements UpstreamLink {
   #state: LinkState = "new";
   /** What a request gets while the link has no session. */
   #away = new UpstreamFailure("transport_failed");
-  /** The requests without a response yet, by the key of their id. */
-  readonly #open = new Map<string, RequestId>();
+  /** The requests of the client without a response yet. */
+  readonly #open = new OpenRequests();
   readonly #initializeIds = new Set<string>();
   readonly #setup = new SessionSetup();
   /** The requests of the server in the current session that the client has not answered. */
@@ -136,12 +138,6 @@ class LegacyHttpLink implements UpstreamLink {
   /** The client sent notifications/initialized: a new session gets it too. */
   #clientInitialized = false;
   readonly #own = new OwnRequests(OWN_ID_PREFIX);
-  /** The read-only and idempotent tools of the last tools/list of the client. */
-  readonly #hints = new ToolHints();
-  /** The requests in flight by key: a cancellation (or a time limit) stops its fetch. */
-  readonly #cancels = new Map<string, AbortController>();
-  /** The keys of the client's tools/list requests in flight: their results give the hints. */
-  readonly #toolLists = new Set<string>();
 
   constructor(options: LegacyHttpOptions) {
     this.#o = options;
@@ -156,13 +152,13 @@ class LegacyHttpLink implements UpstreamLink {
       ...(options.poolIdleMs !== undefined && { poolIdleMs: options.poolIdleMs }),
       refused: onceWarn(options.warn, Deno.env.get("SANDBOX_RUNTIME") === "1"),
     });
-    const hints = options.hintedResend === false ? undefined : this.#hints;
+    const hints = options.hintedResend === false ? undefined : this.#open.hints;
     this.#fetch = boundedFetch({
       maxResponseBytes: options.maxResponseBytes,
       ...(source && { tokenSource: source }),
       fetch: options.fetch ?? ((url, init, meta) => this.#http.fetch(url, init, meta)),
       repeatable: (request) => isRepeatable(request, hints),
-      cancelled: (id) => this.#cancels.get(idKey(id))?.signal,
+      cancelled: (id) => this.#open.signal(id),
       onBodyEnd: (id, failure) => this.#bodyEnd(id, failure),
     });
     this.#transport = this.#newTransport();
@@ -211,13 +207,11 @@ class LegacyHttpLink implements UpstreamLink {
     if (response) {
       const key = idKey(id);
       // A request that already failed gets no second answer.
-      this.#cancels.delete(key);
-      if (!this.#open.delete(key)) {
+      if (!this.#open.answered(id, message)) {
         this.#debug("dropped a response to a request that already failed");
         return;
       }
       this.#setup.answered(message);
-      if (this.#toolLists.delete(key)) this.#hints.learn(message.result);
       if (this.#initializeIds.delete(key) && isInitializeResult(message.result)) {
         transport.setProtocolVersion(String(message.result.protocolVersion));
         if (this.#state === "new") this.#state = "live";
@@ -231,8 +225,7 @@ class LegacyHttpLink implements UpstreamLink {
     const msg = message as JsonObject;
     const id = typeof msg.method === "string" && isRequestId(msg.id) ? msg.id : undefined;
     if (id !== undefined) {
-      this.#open.set(idKey(id), id);
-      this.#cancels.set(idKey(id), new AbortController());
+      this.#open.add(id, msg.method as string);
       if (this.#state === "renewing") {
         // No session: the request fails at once, with the cause of the loss.
         const failure = this.#away;
@@ -240,7 +233,6 @@ class LegacyHttpLink implements UpstreamLink {
         return Promise.resolve();
       }
       if (msg.method === "initialize") this.#initializeIds.add(idKey(id));
-      if (msg.method === "tools/list") this.#toolLists.add(idKey(id));
       this.#setup.sent(msg);
     } else if (this.#state === "renewing") {
       this.#debug("a notification or an answer was dropped: the session is lost");
@@ -255,7 +247,7 @@ class LegacyHttpLink implements UpstreamLink {
     if (msg.method === "notifications/cancelled" && isObject(msg.params)) {
       // The request's POST stops (the cancellation still goes): no resend after a time limit.
       const requestId = msg.params.requestId;
-      if (isRequestId(requestId)) this.#cancels.get(idKey(requestId))?.abort();
+      if (isRequestId(requestId)) this.#open.cancel(requestId);
     }
     const initialized = msg.method === "notifications/initialized";
     if (initialized) this.#clientInitialized = true;
@@ -265,33 +257,24 @@ class LegacyHttpLink implements UpstreamLink {
     }, (error: unknown) => {
       if (id !== undefined) return this.#sendFailed(id, error, transport);
       this.#debug("a notification or an answer did not reach the upstream server");
-      if (isConnectionFailure(error)) this.#lose(transport, "connection");
+      if (isConnectionFailure(error)) {
+        this.#lose(transport, "connection", sendFailureOf(error, false).failure);
+      }
     });
     return Promise.resolve();
   }
 
   #sendFailed(id: RequestId, error: unknown, transport: SessionTransport): void {
     if (this.#closed) return;
-    if (error instanceof UpstreamFailure) return this.#fail(id, error);
-    const status = httpStatusOf(error);
-    if (status === 404 && transport.sessionId !== undefined && this.#state === "live") {
-      // The session expired: this request and each one in flight get `closed`.
-      this.#fail(id, new UpstreamFailure("closed", { status }));
-      return this.#lose(transport, "session", status);
-    }
-    const seen = transportSight(error).words;
-    if (status === undefined && isConnectionFailure(error)) {
-      this.#fail(id, new UpstreamFailure("transport_failed", { transport: seen }));
-      return this.#lose(transport, "connection");
-    }
-    const facts = status === undefined ? { transport: seen } : { status };
-    this.#fail(id, new UpstreamFailure("transport_failed", facts));
+    const live = transport.sessionId !== undefined && this.#state === "live";
+    const { failure, loss } = sendFailureOf(error, live);
+    // A lost session: this request and each one in flight fail with the cause of the loss.
+    this.#fail(id, failure);
+    if (loss) this.#lose(transport, loss, failure);
   }
 
   #fail(id: RequestId, failure: UpstreamFailure): void {
-    this.#toolLists.delete(idKey(id));
-    this.#cancels.delete(idKey(id));
-    if (!this.#open.delete(idKey(id))) return;
+    if (!this.#open.close(id)) return;
     this.#setup.failed(id);
     void this.#deliver({ kind: "failed", id, failure });
   }
@@ -301,7 +284,7 @@ class LegacyHttpLink implements UpstreamLink {
     if (this.#own.bodyEnd(id, failure, BODY_END_GRACE_MS)) return;
     if (failure) return this.#fail(id, failure);
     setTimeout(() => {
-      if (this.#open.has(idKey(id))) this.#fail(id, new UpstreamFailure("transport_failed"));
+      if (this.#open.has(id)) this.#fail(id, new UpstreamFailure("transport_failed"));
     }, BODY_END_GRACE_MS);
   }
 
@@ -321,28 +304,34 @@ class LegacyHttpLink implements UpstreamLink {
       maxEventBytes: this.#o.maxResponseBytes,
       waits: this.#renew,
       onMessage: (message) => this.#onMessage(message, transport),
-      onLoss: (loss, status) => this.#lose(transport, loss, status),
+      onLoss: (loss, status) =>
+        this.#lose(
+          transport,
+          loss,
+          loss === "session"
+            ? new UpstreamFailure("closed", status === undefined ? {} : { status })
+            : new UpstreamFailure("transport_failed", { transport: AWAY }),
+        ),
       debug: this.#debug,
     });
     this.#get.start();
   }
 
   /**
-   * The session of `transport` is lost: each request in flight fails once,
-   * the GET stream closes, and a new session starts.
+   * The session of `transport` is lost: each request in flight fails once
+   * with `away` (a request until the next session too), the GET stream
+   * closes, and a new session starts.
    */
-  #lose(transport: SessionTransport, loss: SessionLoss, status?: number): void {
+  #lose(transport: SessionTransport, loss: SessionLoss, away: UpstreamFailure): void {
     if (this.#closed || this.#state !== "live" || transport !== this.#transport) return;
     this.#state = "renewing";
-    this.#away = loss === "session"
-      ? new UpstreamFailure("closed", status === undefined ? {} : { status })
-      : new UpstreamFailure("transport_failed");
+    this.#away = away;
     this.#debug(
       loss === "session"
-        ? `the upstream server does not know the session (HTTP status ${status})`
+        ? `the upstream server does not know the session (HTTP status ${away.status})`
         : "the connection to the upstream server failed",
     );
-    for (const id of [...this.#open.values()]) this.#fail(id, this.#away);
+    for (const id of this.#open.ids()) this.#fail(id, away);
     this.#initializeIds.clear();
     this.#asked.clear();
     void this.#get?.close();
@@ -352,62 +341,36 @@ class LegacyHttpLink implements UpstreamLink {
       ? withDeadline(transport.terminateSession(), DELETE_GRACE_MS)
       : Promise.resolve();
     void ending.then(() => transport.close()).catch(() => {});
-    void this.#renewSession(loss, status);
+    void this.#renewSession(loss, away.status);
   }
 
-  /**
-   * A new session with the client's initialize params; after a failed
-   * connection first the wait, then again after each wait until one starts.
-   */
+  /** The next session, and what the client set up in it; its info line. */
   async #renewSession(loss: SessionLoss, status: number | undefined): Promise<void> {
-    const params = this.#setup.initializeParams ?? {};
-    const backoff = new Backoff(this.#renew.firstMs, this.#renew.maxMs);
-    let wait = loss === "connection" ? backoff.take() : 0;
-    for (;;) {
-      if (wait > 0) {
-        try {
-          await abortableDelay(wait, this.#stop.signal);
-        } catch {
-          return;
-        }
-      }
-      if (this.#closed) return;
-      const transport = this.#newTransport();
-      try {
-        const limit = this.#renew.initializeTimeoutMs;
-        await this.#own.initialize(transport, params, limit, this.#clientInitialized);
-      } catch (error) {
-        void transport.close().catch(() => {});
-        if (this.#closed) return;
-        if (isConnectionFailure(error)) this.#away = new UpstreamFailure("transport_failed");
-        wait = backoff.take();
-        this.#debug(`a new session did not start (${failureKindOf(error)}); again in ${wait} ms`);
-        continue;
-      }
-      if (this.#closed) {
-        void transport.close().catch(() => {});
-        return;
-      }
-      this.#transport = transport;
-      this.#state = "live";
-      if (this.#clientInitialized) this.#openGet(transport);
-      this.#restore(transport);
-      this.#o.info?.(
-        loss === "session"
-          ? `a new session of the upstream server started: it did not know the session (HTTP status ${status})`
-          : "a new session of the upstream server started: the connection failed, and the server answers again",
-      );
-      return;
-    }
-  }
-
-  /** The log level and the subscriptions of the client, in the new session. */
-  #restore(transport: SessionTransport): void {
+    const transport = await renewSession(loss, {
+      newTransport: () => this.#newTransport(),
+      own: this.#own,
+      params: this.#setup.initializeParams ?? {},
+      initialized: this.#clientInitialized,
+      options: this.#renew,
+      signal: this.#stop.signal,
+      onConnectionFailure: () =>
+        this.#away = new UpstreamFailure("transport_failed", { transport: AWAY }),
+      debug: this.#debug,
+    });
+    if (!transport) return;
+    this.#transport = transport;
+    this.#state = "live";
+    if (this.#clientInitialized) this.#openGet(transport);
     for (const { method, params } of this.#setup.restore()) {
       this.#own.request(transport, method, params, this.#renew.initializeTimeoutMs).catch(
         (error) => this.#debug(`${method} of the new session failed (${failureKindOf(error)})`),
       );
     }
+    this.#o.info?.(
+      loss === "session"
+        ? `a new session of the upstream server started: it did not know the session (HTTP status ${status})`
+        : "a new session of the upstream server started: the connection failed, and the server answers again",
+    );
   }
 
   close(): Promise<void> {

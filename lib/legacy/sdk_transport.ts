@@ -14,8 +14,9 @@ import {
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonObject } from "../jsonrpc/message.ts";
+import { transportSight } from "../http/transport_failure.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
-import { isConnectionFailure } from "./get_stream.ts";
+import { isConnectionFailure, type SessionLoss } from "./get_stream.ts";
 
 /** The transport of one session. */
 export type SessionTransport = StreamableHTTPClientTransport;
@@ -37,6 +38,39 @@ export function httpStatusOf(error: unknown): number | undefined {
   if (!(error instanceof StreamableHTTPError)) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === "number" && code > 0 ? code : undefined;
+}
+
+/** What a failed POST of a request means: its failure, and a lost session. */
+export interface SendFailure {
+  readonly failure: UpstreamFailure;
+  readonly loss?: SessionLoss;
+}
+
+/**
+ * The failure of a request whose POST failed with `error`, and whether the
+ * session is lost: a 404 of a live session (the session expired: `closed`),
+ * or no connection (the server is away). The failure says what the
+ * transport saw, never the message of the error (it names the URL).
+ *
+ * @example
+ * ```ts
+ * import { sendFailureOf } from "./sdk_transport.ts";
+ * const { failure, loss } = sendFailureOf(new TypeError("fetch failed"), true);
+ * if (failure.kind !== "transport_failed" || loss !== "connection") throw new Error();
+ * ```
+ */
+export function sendFailureOf(error: unknown, liveSession: boolean): SendFailure {
+  if (error instanceof UpstreamFailure) return { failure: error };
+  const status = httpStatusOf(error);
+  if (status === 404 && liveSession) {
+    return { failure: new UpstreamFailure("closed", { status }), loss: "session" };
+  }
+  const transport = transportSight(error).words;
+  if (status === undefined && isConnectionFailure(error)) {
+    return { failure: new UpstreamFailure("transport_failed", { transport }), loss: "connection" };
+  }
+  const facts = status === undefined ? { transport } : { status };
+  return { failure: new UpstreamFailure("transport_failed", facts) };
 }
 
 /** Settles when `promise` does, or after `ms`; never rejects. */

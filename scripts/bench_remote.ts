@@ -282,17 +282,20 @@ async function runPart(
   part.targets(figures, out);
 }
 
+/** The line of the target of both parts: the p50 of the bridge within 2 ms of direct. */
+function p50Target(d: Figures, b: Figures): string {
+  return `targets     p50 <= direct + 2 ms: ${verdict(b.p50 <= d.p50 + 2)} (+${
+    fmt(b.p50 - d.p50, 2)
+  } ms)`;
+}
+
 /** The targets of the HTTP/2 part. */
 function http2Targets(figures: Record<string, Figures | string>, out: (line: string) => void) {
   const d = figures.direct as Figures;
   const b = figures.bridge as Figures;
   const p = figures["bridge peek"] as Figures;
   const r = figures["mcp-remote"] ?? "not measured";
-  out(
-    `targets     p50 <= direct + 2 ms: ${verdict(b.p50 <= d.p50 + 2)} (+${
-      fmt(b.p50 - d.p50, 2)
-    } ms)`,
-  );
+  out(p50Target(d, b));
   out(
     `            throughput >= 0.9 x direct: ${verdict(b.throughput >= 0.9 * d.throughput)} (${
       fmt(b.throughput / d.throughput, 2)
@@ -314,11 +317,7 @@ function http2Targets(figures: Record<string, Figures | string>, out: (line: str
 function http1Targets(figures: Record<string, Figures | string>, out: (line: string) => void) {
   const d = figures.direct as Figures;
   const b = figures.bridge as Figures;
-  out(
-    `targets     p50 <= direct + 2 ms: ${verdict(b.p50 <= d.p50 + 2)} (+${
-      fmt(b.p50 - d.p50, 2)
-    } ms)`,
-  );
+  out(p50Target(d, b));
   out(
     `            throughput >= 0.9 x direct: ${verdict(b.throughput >= 0.9 * d.throughput)} (${
       fmt(b.throughput / d.throughput, 2)

@@ -232,6 +232,18 @@ async function until(what: string, check: () => boolean | Promise<boolean>): Pro
   }
 }
 
+/** nginx in front of `upstreamPort` with a read timeout of 1 s. */
+function timingOut(upstreamPort: number, http2: boolean): Promise<Nginx> {
+  return startNginx({ upstreamPort, ...tls, http2, proxyReadTimeout: "1s" });
+}
+
+/** The bridge at nginx's URL, with `flags`; a lost stream opens again after 100 ms. */
+function bridgeAt(nginx: Nginx, flags: string[]): InProcessBridge {
+  return new InProcessBridge(["--ca-file", certificates!.caFile, ...flags], nginx.url("/mcp"), {
+    limits: { listen_backoff_ms: 100 },
+  });
+}
+
 for (const http2 of [true, false]) {
   const proto = http2 ? "HTTP/2" : "HTTP/1.1";
   Deno.test({
@@ -240,17 +252,8 @@ for (const http2 of [true, false]) {
     ignore,
     async fn() {
       await using upstream = serveSdk("/mcp");
-      await using nginx = await startNginx({
-        upstreamPort: upstream.port,
-        ...tls,
-        http2,
-        proxyReadTimeout: "1s",
-      });
-      await using bridge = new InProcessBridge(
-        ["--ca-file", certificates!.caFile],
-        nginx.url("/mcp"),
-        { limits: { listen_backoff_ms: 100 } },
-      );
+      await using nginx = await timingOut(upstream.port, http2);
+      await using bridge = bridgeAt(nginx, []);
       await bridge.initialize({}, true);
       ok(await bridge.take((m) => m.method === "notifications/tools/list_changed"));
       await bridge.request(1, "resources/subscribe", { uri: "fixture://readme" });
@@ -279,17 +282,8 @@ for (const http2 of [true, false]) {
     ignore,
     async fn() {
       await using upstream = serveLegacy({ getStream: true });
-      await using nginx = await startNginx({
-        upstreamPort: upstream.port,
-        ...tls,
-        http2,
-        proxyReadTimeout: "1s",
-      });
-      await using bridge = new InProcessBridge(
-        ["--ca-file", certificates!.caFile, "--protocol", "auto", "--log-level", "debug"],
-        nginx.url("/mcp"),
-        { limits: { listen_backoff_ms: 100 } },
-      );
+      await using nginx = await timingOut(upstream.port, http2);
+      await using bridge = bridgeAt(nginx, ["--protocol", "auto"]);
       await bridge.initialize({}, true);
       await until("the GET stream", () => upstream.streams() === 1);
       const gets = () => upstream.requests.filter((r) => r.method === "GET").length;

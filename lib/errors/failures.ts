@@ -138,8 +138,8 @@ function oneLine(text: string): string {
 }
 
 /**
- * `cause: detail` of an error of the start, for the log line and the doctor
- * report: the client's `data.cause` and `data.detail` (which hold no secret
+ * `cause: detail` of an error, for a log line (the start's, a failed
+ * request's) and the doctor report: the client's `data.cause` and `data.detail` (which hold no secret
  * and no URL: the error table's rule), the detail on one line and cut at 200
  * characters. An error without a cause is the upstream server's own, which
  * the client gets unchanged: `error <code>: <message>`.

@@ -14,15 +14,19 @@
  *   and answers the HTTP/2 preface as HTTP/1.1 (before any answer over
  *   HTTP/2: the server read no request of ours). Connections are kept alive
  *   and reused, one per request in flight (hyper's pool opens a connection
- *   only when none is idle), and an idle connection is dropped after the
- *   limit `http_pool_idle_ms` (1.5 s): below the keep-alive time of the
- *   servers that close soonest, so that the bridge does not reuse a
- *   connection at the moment its server closes it. Such a race would fail a request that may
- *   have run (it is not sent again: `send_once.ts`), where a fresh
- *   connection would have carried it.
+ *   when none is idle), and an idle one is dropped after the limit
+ *   `http_pool_idle_ms` (1.5 s): below the keep-alive time of the servers
+ *   that close soonest, so that the bridge does not send a request on a
+ *   connection at the moment its server closes it (the request would fail
+ *   before any byte of a response, as after a crash of a server that ran
+ *   it: it is not sent again, where a fresh connection would have carried
+ *   it). Every body goes as a stream over HTTP/1.1, and the policy's one
+ *   resend takes a connection of its own: fetch's resend, or the pool, could
+ *   give it another connection that its server is closing (a reload of
+ *   nginx closes every idle one).
  *
  * Whatever the client, a request is sent through `sendOnce`
- * (`send_once.ts`), the send policy: what may go twice, and when.
+ * (`send_once.ts`), the send policy: what goes once more, and when.
  *
  * Redirects are left to the link, which follows them only within the
  * origin.

@@ -20,15 +20,18 @@
  * one to fetch) is `ReqBody::Streaming`, which `clone_request` cannot copy:
  * such a request is never sent again by fetch.
  *
- * **So the body says who may resend.** A request that is repeatable (it
- * changes nothing at the server: `repeatable.ts`) goes with its bytes, and
- * fetch may send it once more itself; every other request goes as a stream
- * of known length (a Blob made for that one attempt), which fetch never
- * sends twice. A GET, HEAD, OPTIONS or DELETE without a body is idempotent
- * (RFC 9110 §9.2.2), and fetch may repeat it. hyper-util's client still
- * sends a request again when its connection closed before the request was
- * handed to it (a reused connection gives the request back unsent): no byte
- * of it was written.
+ * **So the body says who may resend.** Over HTTP/2, a request that is
+ * repeatable (it changes nothing at the server: `repeatable.ts`) goes with
+ * its bytes, and fetch may send it once more itself (after a GOAWAY above
+ * its stream, a REFUSED_STREAM, or a reset of the connection). Every other
+ * body, and every body over HTTP/1.1 (where fetch's resend could take
+ * another connection that its server is closing), goes as a stream of known
+ * length (a Blob made for that one attempt), which fetch never sends twice.
+ * A GET, HEAD, OPTIONS or DELETE without a body is idempotent (RFC 9110
+ * §9.2.2), and fetch may repeat it. hyper-util's client still sends a
+ * request again when its connection closed before the request was handed to
+ * it (a reused connection gives the request back unsent): no byte of it was
+ * written.
  *
  * **What the product sends again itself**, once, by what the transport saw
  * (`transport_failure.ts`): a request that the server provably did not

@@ -114,7 +114,13 @@ Deno.test({
     const lines = bridge.stderr.split("\n").filter((line) =>
       line.startsWith("[mcp-bridge-vscode]")
     );
-    deepStrictEqual(lines, ["[mcp-bridge-vscode] error: the upstream connection closed"]);
+    // The loss, and the one line of each request that failed.
+    deepStrictEqual(lines.sort(), [
+      "[mcp-bridge-vscode] error: the upstream connection closed",
+      "[mcp-bridge-vscode] warn: tools/call (request 4) failed: closed",
+      "[mcp-bridge-vscode] warn: tools/call (request 5) failed: closed",
+      "[mcp-bridge-vscode] warn: tools/list (request 3) failed: closed",
+    ]);
   },
 });
 

@@ -113,10 +113,10 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
     // No compression: the limit counts the bytes of the message.
     headers.set("accept-encoding", "identity");
     const request = requestOf(init.body);
-    const stop = request && options.cancelled?.(request.id);
-    const given = init.signal ?? undefined;
-    const signal = stop ? (given ? AbortSignal.any([given, stop]) : stop) : given ??
-      new AbortController().signal;
+    // The transport's own signal (its close), and the request's cancellation.
+    const signals = [init.signal, request && options.cancelled?.(request.id)]
+      .filter((s): s is AbortSignal => s instanceof AbortSignal);
+    const signal = signals.length === 1 ? signals[0]! : AbortSignal.any(signals);
     const meta: SendMeta = request
       ? { repeatable: options.repeatable?.(request) === true, label: request.method }
       : {};

@@ -19,6 +19,7 @@ import { Backoff } from "../listen/stream_loss.ts";
 import { DEFAULT_LIMITS } from "../settings/limits.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { readEvents } from "../http/sse.ts";
+import { transportSight } from "../http/transport_failure.ts";
 import { mediaTypeOf } from "../http/bounded_fetch.ts";
 
 /** The waits of the GET stream (those of the listen stream). */
@@ -64,10 +65,20 @@ export interface GetStreamOptions {
   readonly debug: (message: string) => void;
 }
 
-/** True for an error of a fetch that got no response: the server cannot be reached. */
+/**
+ * True for an error of a fetch that got no response: the server cannot be
+ * reached. A stream that the server reset, refused or left above its GOAWAY
+ * is no such error: the server is there, and only that request failed.
+ */
 export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof UpstreamFailure) return error.kind === "transport_failed" && !error.status;
-  return error instanceof TypeError || (error instanceof Error && error.name === "ConnectionError");
+  if (
+    !(error instanceof TypeError || (error instanceof Error && error.name === "ConnectionError"))
+  ) {
+    return false;
+  }
+  const kind = transportSight(error).kind;
+  return kind !== "stream_reset" && kind !== "refused_stream" && kind !== "goaway";
 }
 
 /** The GET stream of one session. */

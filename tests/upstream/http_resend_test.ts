@@ -121,3 +121,40 @@ for (const hinted of [true, false]) {
     ok(!bridge.stderr.includes(server.url) && !bridge.stderr.includes("/mcp"), bridge.stderr);
   });
 }
+
+for (const hinted of [true, false]) {
+  Deno.test(`http resend, --protocol auto with a 2025-11-25 server: after a reset of a stream that ran, ${hinted ? "the call of a read-only tool goes once more, another fails once" : "--no-hinted-resend: no call goes once more"}`, async () => {
+    await using server = await serveFaults(tls, firstAttempts("reset_after_run"), true);
+    await using bridge = new InProcessBridge(
+      [
+        "--ca-file",
+        certificates.caFile,
+        "--protocol",
+        "auto",
+        ...(hinted ? [] : ["--no-hinted-resend"]),
+      ],
+      server.url,
+    );
+    const init = await bridge.initialize();
+    strictEqual((init.result as { serverInfo: { name: string } }).serverInfo.name, "faults-legacy");
+    await bridge.request(1, "tools/list", {});
+    strictEqual(((await bridge.response(1)).result as { tools: unknown[] }).tools.length, 3);
+    await bridge.request(2, "tools/call", { name: "read", arguments: { id: "r" } });
+    await bridge.request(3, "tools/call", { name: "write", arguments: { id: "w" } });
+    const [read, write] = [await bridge.response(2), await bridge.response(3)];
+    if (hinted) strictEqual(textOf(read), "r");
+    else strictEqual(causeOf(read), "transport_failed");
+    strictEqual(server.runs.get("r"), hinted ? 2 : 1);
+    strictEqual(causeOf(write), "transport_failed");
+    strictEqual(server.runs.get("w"), 1);
+    // A reset stream fails its request only: the server is there, the session lives on.
+    ok(!bridge.stderr.includes("new session"), bridge.stderr);
+    ok(
+      bridge.logs.some((line) =>
+        line.includes("tools/call (request 3) failed: transport_failed") &&
+        line.includes("reset the stream (INTERNAL_ERROR)")
+      ),
+      bridge.stderr,
+    );
+  });
+}

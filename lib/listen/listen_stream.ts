@@ -314,7 +314,9 @@ export class Listener {
       ).catch(() => {});
       return;
     }
-    if (end === "stop" || this.#o.session.end !== undefined) {
+    // An upstream that ended, or that can no longer take a request, gets no new stream.
+    const { session } = this.#o;
+    if (end === "stop" || session.end !== undefined || session.cannotSend) {
       log.info(
         `listen stream ${stream.n} ended; the next change of the subscriptions opens a new one`,
       );

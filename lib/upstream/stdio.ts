@@ -11,7 +11,7 @@ import { readFrames } from "../jsonrpc/framer.ts";
 import { scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
 import type { Message } from "../jsonrpc/message.ts";
 import { decodeUpstream } from "./decode.ts";
-import { MessageWriter } from "../jsonrpc/writer.ts";
+import { MessageWriter, UnwrittenMessage } from "../jsonrpc/writer.ts";
 import { UpstreamFailure } from "./failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
 
@@ -112,6 +112,16 @@ class StdioLink implements UpstreamLink {
   readonly #readEnd = Promise.withResolvers<void>();
   /** The last sender that waits for the writer's high water; the next ones wait behind it. */
   #waiting: Promise<void> | undefined;
+  /**
+   * Set at the first write that the child's stdin refused: the failure of
+   * that write and of every later one (see {@linkcode #whyUnwritable}).
+   */
+  #unwritable: Promise<UpstreamFailure> | undefined;
+  readonly #sendEnded = Promise.withResolvers<UpstreamFailure>();
+  /** Resolves when the child closed its stdin and runs on (see {@linkcode UpstreamLink.sendEnded}). */
+  readonly sendEnded: Promise<UpstreamFailure> = this.#sendEnded.promise;
+  /** The failure of each send after the close (see {@linkcode #closed}). */
+  #closedFailure: UpstreamFailure | undefined;
 
   /** `wrapped`: started through the wrapper, whose codes 126 and 127 mean "cannot execute". */
   constructor(child: Deno.ChildProcess, options: StdioLinkOptions, wrapped: boolean) {
@@ -196,22 +206,79 @@ class StdioLink implements UpstreamLink {
   }
 
   send(message: Message): Promise<void> {
-    if (this.#closing) return Promise.reject(new UpstreamFailure("closed"));
+    if (this.#closing) return Promise.reject(this.#closed());
+    // Each failure is thrown in a callback, never returned as a rejected promise:
+    // Deno tracks a rejection until its handler comes, and thousands of them
+    // at once (the queue of a child that stopped reading) cost it seconds.
+    if (this.#unwritable) {
+      return this.#unwritable.then((failure) => {
+        throw failure;
+      });
+    }
+    return this.#queue(message).catch((error) => this.#writeFailed(error));
+  }
+
+  /**
+   * The failure of a send after the close: one for the link, as the queued
+   * messages of a child that stopped reading can be many thousands.
+   */
+  #closed(): UpstreamFailure {
+    return this.#closedFailure ??= new UpstreamFailure("closed");
+  }
+
+  /** The failure of a write that the writer refused, for the sender (thrown, see `send`). */
+  #writeFailed(error: unknown): Promise<never> {
+    if (error instanceof UpstreamFailure) throw error;
+    if (!(error instanceof UnwrittenMessage) || error.reason === "unserializable") {
+      // This message alone: the link goes on.
+      throw new UpstreamFailure("transport_failed", { detail: "the message cannot be written" });
+    }
+    if (this.#closing || error.reason === "closed") throw this.#closed();
+    this.#unwritable ??= this.#whyUnwritable(error);
+    return this.#unwritable.then((failure) => {
+      throw failure;
+    });
+  }
+
+  /**
+   * The child's stdin refused a write: its reader is gone, and nothing more
+   * can be sent. A child that exits closes its stdin with it, and the
+   * requests sent after its exit get `exited`, as its end gives; a child that
+   * still runs after the quiet time closed its stdin (its reader died), and
+   * the link can no longer send (`closed`, or `transport_failed` for a write
+   * that failed otherwise). What was sent before may still be answered: the
+   * read goes on.
+   */
+  async #whyUnwritable(error: UnwrittenMessage): Promise<UpstreamFailure> {
+    if (await settlesWithin(this.#child.status, this.#exitQuietMs)) {
+      return new UpstreamFailure("exited");
+    }
+    const failure = error.cause instanceof Deno.errors.BrokenPipe
+      ? new UpstreamFailure("closed")
+      : new UpstreamFailure("transport_failed");
+    this.#sendEnded.resolve(failure);
+    return failure;
+  }
+
+  /** Queues one message, or waits for the writer's high water first (in the order of the calls). */
+  #queue(message: Message): Promise<void> {
     if (!this.#waiting && !this.#writer.hold()) return this.#writer.write(message);
     // A child that stops reading its stdin holds the senders, in their order:
     // a message goes into the writer's queue only below its high water.
-    let written: Promise<void> = Promise.resolve();
-    const queued = (this.#waiting ?? Promise.resolve()).then(async () => {
+    const turn = (this.#waiting ?? Promise.resolve()).then(async () => {
       for (let hold = this.#writer.hold(); hold; hold = this.#writer.hold()) await hold;
-      written = this.#closing
-        ? Promise.reject(new UpstreamFailure("closed"))
-        : this.#writer.write(message);
     });
-    this.#waiting = queued;
-    queued.then(() => {
-      if (this.#waiting === queued) this.#waiting = undefined;
+    this.#waiting = turn;
+    turn.then(() => {
+      if (this.#waiting === turn) this.#waiting = undefined;
     });
-    return queued.then(() => written);
+    // The write is made in the turn's own callback, before the next sender's turn.
+    return turn.then(() => {
+      if (this.#closing) throw this.#closed();
+      const refused = this.#writer.refusal;
+      if (refused) throw refused;
+      return this.#writer.write(message);
+    });
   }
 
   close(): Promise<void> {

@@ -118,6 +118,56 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    "an upstream that closes its stdin and runs on: each later request fails at once with closed, the earlier ones get their answers",
+  ignore: !linux,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const release = `${dir}/release`;
+    try {
+      await using bridge = new BridgeProcess(["--stop-grace", "0.3", "--", ...STUBBORN()]);
+      await bridge.initialize();
+      const pid = await upstreamPid(bridge, 2);
+      await using _ = killLater(pid);
+      // 8 calls before the close: written, unanswered.
+      for (let id = 3; id <= 10; id++) {
+        await bridge.request(id, "tools/call", { name: "held", arguments: {} });
+      }
+      await bridge.request(11, "tools/call", { name: "close_stdin", arguments: { release } });
+      const closed = (await bridge.response(11)).result as { structuredContent: unknown };
+      deepStrictEqual(closed.structuredContent, { closed: true });
+      // 9 calls after it: none can be written; each fails at once (1 s: a hang guard).
+      for (let id = 12; id <= 20; id++) {
+        await bridge.request(id, id % 2 ? "tools/list" : "tools/call", { name: "pid" });
+      }
+      for (let id = 12; id <= 20; id++) {
+        deepStrictEqual((await bridge.response(id, 1000)).error, CLOSED);
+      }
+      // The server still answers what it got.
+      await Deno.writeTextFile(release, "");
+      for (let id = 3; id <= 10; id++) {
+        const held = (await bridge.response(id, 5000)).result as { structuredContent: unknown };
+        deepStrictEqual(held.structuredContent, { held: true });
+      }
+      await bridge.request(21, "ping");
+      deepStrictEqual((await bridge.response(21)).result, {});
+      strictEqual(await bridge.exit(), 1);
+      deepStrictEqual(bridge.queued, []);
+      const lines = bridge.stderr.split("\n").filter((line) =>
+        line.startsWith("[mcp-bridge-vscode]")
+      );
+      deepStrictEqual(lines, [
+        "[mcp-bridge-vscode] error: the upstream server closed its stdin: each later request " +
+        "fails; the requests that it has wait for their answers",
+      ]);
+      strictEqual(await isRunning(pid), false, "the upstream still runs");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 /** The bridge with its own `PATH`, which decides whether setpriv is found. */
 function bridgeWithPath(path: string, upstream: string[]): Deno.ChildProcess {
   return new Deno.Command(DENO, {

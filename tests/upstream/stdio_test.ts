@@ -39,6 +39,7 @@ function tap(l: UpstreamLink, seen: (frame: UpstreamFrame) => void): UpstreamLin
   return {
     isRemote: l.isRemote,
     ended: l.ended,
+    ...(l.sendEnded && { sendEnded: l.sendEnded }),
     send: (message) => l.send(message),
     close: () => l.close(),
     read: (onFrame) =>
@@ -321,5 +322,62 @@ Deno.test({
     await l.read(() => {});
     deepStrictEqual(await l.ended, { kind: "exited", code: 127 });
     await l.close();
+  },
+});
+
+Deno.test({
+  name:
+    "a child that closes its stdin and runs on: later requests fail at once with closed, earlier ones get their answers",
+  ignore: !posix,
+  async fn() {
+    const release = await Deno.makeTempDir();
+    const go = `${release}/go`;
+    // Reads 8 requests, closes its stdin, says so, and answers them only once the test lets it.
+    const l = await link(
+      `i=0; while [ $i -lt 8 ]; do read line; i=$((i+1)); done; exec 0<&-; ` +
+        `echo '{"jsonrpc":"2.0","method":"notifications/closed"}'; ` +
+        `while [ ! -e ${go} ]; do sleep 0.02; done; ` +
+        `for n in 1 2 3 4 5 6 7 8; do echo "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":$n,\\"result\\":{\\"n\\":$n}}"; done; ` +
+        `exec sleep 30`,
+    );
+    let closed = false;
+    const client = new UpstreamClient(
+      tap(l, (frame) => {
+        if (frame.kind === "message" && frame.value.method === "notifications/closed") {
+          closed = true;
+        }
+      }),
+      CLIENT,
+    );
+    try {
+      const before = Array.from(
+        { length: 8 },
+        () => client.request("tools/call", {}, { timeoutMs: 60_000 }).catch((e) => e),
+      );
+      await waitFor("the close of the child's stdin", () => closed);
+      strictEqual(client.cannotSend, false);
+      const after = await within(
+        Promise.all(Array.from(
+          { length: 9 },
+          () => client.request("tools/call", {}, { timeoutMs: 60_000 }).catch((e) => e),
+        )),
+        1000,
+        "the failures of the requests after the close (a hang guard)",
+      );
+      deepStrictEqual(after.map((e) => e instanceof UpstreamFailure && e.kind), [
+        ...Array(9).fill("closed"),
+      ]);
+      strictEqual(client.cannotSend, true);
+      strictEqual((await within(l.sendEnded!, 100, "sendEnded")).kind, "closed");
+      // The requests that went out before still get their answers.
+      await Deno.writeTextFile(go, "");
+      deepStrictEqual(await within(Promise.all(before), 5000, "the earlier answers"), [
+        ...Array.from({ length: 8 }, (_, i) => ({ n: i + 1 })),
+      ]);
+      strictEqual(client.end, undefined);
+    } finally {
+      await client.close();
+      await Deno.remove(release, { recursive: true });
+    }
   },
 });

@@ -141,15 +141,6 @@ export class MessageWriter {
     }
   }
 
-  /**
-   * Why a write would fail now (the writer is closed, or its sink failed), or
-   * undefined. A caller that queues many messages checks it first instead of
-   * getting a promise that is rejected before it can handle it.
-   */
-  get refusal(): UnwrittenMessage | undefined {
-    return this.#closed ? new UnwrittenMessage("closed") : this.#broken;
-  }
-
   /** The bytes that wait for the sink. */
   get backlog(): number {
     return this.#backlog;
@@ -204,8 +195,8 @@ export class MessageWriter {
 
   /** Why the message was not queued, or undefined when it was. */
   #queueMessage(message: Message, done: Done | undefined): UnwrittenMessage | undefined {
-    const refused = this.refusal;
-    if (refused) return refused;
+    if (this.#closed) return new UnwrittenMessage("closed");
+    if (this.#broken) return this.#broken;
     let queued = this.#serialize(message);
     if (queued instanceof Error) {
       const replacement = this.#replace?.(message, queued);

@@ -51,6 +51,11 @@ export interface Limits {
   readonly listen_healthy_ms: number;
   /** How long the bridge waits for the acknowledgment of a listen stream. */
   readonly listen_ack_timeout_ms: number;
+  /**
+   * The bytes that may wait for the stdin of an upstream child: a request
+   * that comes while this many wait fails at once with transport_failed.
+   */
+  readonly max_upstream_backlog_bytes: number;
 }
 
 const SECOND = 1000;
@@ -85,6 +90,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   listen_max_backoff_ms: 30 * SECOND,
   listen_healthy_ms: 10 * SECOND,
   listen_ack_timeout_ms: 10 * SECOND,
+  max_upstream_backlog_bytes: 16 * 1024 * 1024,
 });
 
 /**

@@ -9,7 +9,7 @@
 import { untilAborted } from "../jsonrpc/abortable.ts";
 import { readFrames } from "../jsonrpc/framer.ts";
 import { scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
-import type { Message } from "../jsonrpc/message.ts";
+import type { JsonObject, Message } from "../jsonrpc/message.ts";
 import { decodeUpstream } from "./decode.ts";
 import { MessageWriter, UnwrittenMessage } from "../jsonrpc/writer.ts";
 import { UpstreamFailure } from "./failure.ts";
@@ -34,7 +34,18 @@ export interface StdioLinkOptions {
    * link stops reading it: {@linkcode EXIT_QUIET_MS} by default (shorter in tests).
    */
   readonly exitQuietMs?: number;
+  /**
+   * The bytes that may wait for the child's stdin: a request that comes while
+   * this many wait fails at once with `transport_failed` (the one that
+   * crosses the bound still goes). Default: {@linkcode MAX_BACKLOG_BYTES}.
+   */
+  readonly maxBacklogBytes?: number;
+  /** A warning line: the requests fail for the backlog, and when they stop failing. */
+  readonly warn?: (message: string) => void;
 }
+
+/** The default of {@linkcode StdioLinkOptions.maxBacklogBytes}: 16 MiB. */
+export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 
 /**
  * `setpriv` of util-linux sets PR_SET_PDEATHSIG and then execs the command:
@@ -59,8 +70,12 @@ export function toUpstreamFrame(bytes: Uint8Array): UpstreamFrame {
 
 /** True for a request of the upstream server (it has a method and an id). */
 function isRequest(frame: UpstreamFrame): boolean {
-  return frame.kind === "message" && typeof frame.value.method === "string" &&
-    Object.hasOwn(frame.value, "id");
+  return frame.kind === "message" && isRequestMessage(frame.value);
+}
+
+/** True for a request (a method and an id), not a notification or a response. */
+function isRequestMessage(message: Message | JsonObject): boolean {
+  return "method" in message && typeof message.method === "string" && Object.hasOwn(message, "id");
 }
 
 /** True when the promise settles within `ms`; the timer never outlives the race. */
@@ -110,8 +125,10 @@ class StdioLink implements UpstreamLink {
   #readDone = false;
   /** Settles when `read` has given its last frame. */
   readonly #readEnd = Promise.withResolvers<void>();
-  /** The last sender that waits for the writer's high water; the next ones wait behind it. */
-  #waiting: Promise<void> | undefined;
+  readonly #maxBacklogBytes: number;
+  readonly #warn: ((message: string) => void) | undefined;
+  /** Requests fail for the backlog (see {@linkcode #backlogRefusal}). */
+  #refusing = false;
   /**
    * Set at the first write that the child's stdin refused: the failure of
    * that write and of every later one (see {@linkcode #whyUnwritable}).
@@ -129,6 +146,8 @@ class StdioLink implements UpstreamLink {
     this.#stopGraceMs = options.stopGraceMs;
     this.#exitQuietMs = options.exitQuietMs ?? EXIT_QUIET_MS;
     this.#maxLineBytes = options.maxLineBytes;
+    this.#maxBacklogBytes = options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
+    this.#warn = options.warn;
     // The child's stdin is a Deno resource: done with each chunk when its write resolves.
     this.#writer = new MessageWriter(child.stdin, { reuseBuffer: true });
     this.ended = child.status.then(async (status): Promise<LinkEnd> => {
@@ -188,34 +207,65 @@ class StdioLink implements UpstreamLink {
 
   /**
    * While the writer is above its high water, a promise that settles when it
-   * is under it and no sender waits. A request of the child (a ping) gets its
-   * answer on stdin: a child that floods requests without reading its stdin
-   * waits for the reader, instead of filling the memory with answers.
-   * Responses are never held this way: a child that blocks on a full stdout
-   * before it reads its stdin would otherwise never be read again.
+   * is under it. A request of the child (a ping) gets its answer on stdin: a
+   * child that floods requests without reading its stdin waits for the
+   * reader, instead of filling the memory with answers. Responses are never
+   * held this way: a child that blocks on a full stdout before it reads its
+   * stdin would otherwise never be read again.
    */
   #sendersWait(): Promise<void> | undefined {
-    if (!this.#waiting && !this.#writer.hold()) return undefined;
-    return (async () => {
-      for (;;) {
-        const wait = this.#waiting ?? this.#writer.hold();
-        if (!wait || this.#closing) return;
-        await wait;
-      }
-    })();
+    return this.#writer.hold();
   }
 
+  /**
+   * Queues one message for the child's stdin, in the order of the calls. A
+   * request fails at once while {@linkcode StdioLinkOptions.maxBacklogBytes}
+   * wait for a child that does not read them: it cannot be written now, and
+   * the bridge does not hold it (and the parameters that its caller keeps
+   * for it) for a child that may never read again.
+   */
   send(message: Message): Promise<void> {
     if (this.#closing) return Promise.reject(this.#closed());
-    // Each failure is thrown in a callback, never returned as a rejected promise:
-    // Deno tracks a rejection until its handler comes, and thousands of them
-    // at once (the queue of a child that stopped reading) cost it seconds.
+    // Each failure is thrown in a callback, never returned from it as a
+    // rejected promise: Deno tracks a rejection until its handler comes, and
+    // thousands of them at once (the queue of a child that stopped reading)
+    // cost it seconds.
     if (this.#unwritable) {
       return this.#unwritable.then((failure) => {
         throw failure;
       });
     }
-    return this.#queue(message).catch((error) => this.#writeFailed(error));
+    if (isRequestMessage(message)) {
+      const refusal = this.#backlogRefusal();
+      if (refusal) return Promise.reject(refusal);
+    }
+    return this.#writer.write(message).catch((error) => this.#writeFailed(error));
+  }
+
+  /**
+   * The failure of a request above the backlog, or undefined under it. A
+   * warning says when the refusals start, and an info line when the child
+   * reads again.
+   */
+  #backlogRefusal(): UpstreamFailure | undefined {
+    const waiting = this.#writer.backlog;
+    if (waiting < this.#maxBacklogBytes) {
+      if (this.#refusing) {
+        this.#refusing = false;
+        this.#warn?.("the upstream server reads its stdin again: requests go out again");
+      }
+      return undefined;
+    }
+    if (!this.#refusing) {
+      this.#refusing = true;
+      this.#warn?.(
+        `the upstream server does not read its stdin: ${waiting} bytes wait for it, ` +
+          `each request fails until it reads (limit: ${this.#maxBacklogBytes} bytes)`,
+      );
+    }
+    return new UpstreamFailure("transport_failed", {
+      detail: `the upstream server does not read its stdin, limit: ${this.#maxBacklogBytes} bytes`,
+    });
   }
 
   /**
@@ -258,27 +308,6 @@ class StdioLink implements UpstreamLink {
       : new UpstreamFailure("transport_failed");
     this.#sendEnded.resolve(failure);
     return failure;
-  }
-
-  /** Queues one message, or waits for the writer's high water first (in the order of the calls). */
-  #queue(message: Message): Promise<void> {
-    if (!this.#waiting && !this.#writer.hold()) return this.#writer.write(message);
-    // A child that stops reading its stdin holds the senders, in their order:
-    // a message goes into the writer's queue only below its high water.
-    const turn = (this.#waiting ?? Promise.resolve()).then(async () => {
-      for (let hold = this.#writer.hold(); hold; hold = this.#writer.hold()) await hold;
-    });
-    this.#waiting = turn;
-    turn.then(() => {
-      if (this.#waiting === turn) this.#waiting = undefined;
-    });
-    // The write is made in the turn's own callback, before the next sender's turn.
-    return turn.then(() => {
-      if (this.#closing) throw this.#closed();
-      const refused = this.#writer.refusal;
-      if (refused) throw refused;
-      return this.#writer.write(message);
-    });
   }
 
   close(): Promise<void> {

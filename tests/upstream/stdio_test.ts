@@ -4,7 +4,7 @@
  * the start through the death-signal wrapper.
  */
 
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
 import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
@@ -379,5 +379,48 @@ Deno.test({
       await client.close();
       await Deno.remove(release, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name:
+    "a child that does not read its stdin: above the backlog bound a request fails at once, a notification still queues",
+  ignore: !posix,
+  async fn() {
+    const warnings: string[] = [];
+    // The child reads nothing for 300 ms, then all of its stdin.
+    const l = await link("sleep 0.3; exec cat > /dev/null", {
+      maxBacklogBytes: 256 * 1024,
+      warn: (message) => void warnings.push(message),
+      stopGraceMs: 2000,
+    });
+    const client = new UpstreamClient(l, CLIENT);
+    const pad = "p".repeat(100 * 1024);
+    // Queued in one task: 0, 100 and 200 KiB wait before the first three; 300 KiB before the fourth.
+    const calls = Array.from(
+      { length: 5 },
+      () => client.request("tools/call", { pad }, { timeoutMs: 60_000 }).catch((e) => e),
+    );
+    const cancel = l.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { pad } });
+    const refused = await within(Promise.all(calls.slice(3)), 1000, "the refusals");
+    for (const failure of refused) {
+      strictEqual(failure instanceof UpstreamFailure && failure.kind, "transport_failed");
+      strictEqual(
+        failure.detail,
+        "the upstream server does not read its stdin, limit: 262144 bytes",
+      );
+    }
+    strictEqual(warnings.length, 1);
+    match(
+      warnings[0]!,
+      /^the upstream server does not read its stdin: 30\d{4} bytes wait for it, each request fails until it reads \(limit: 262144 bytes\)$/,
+    );
+    // The child reads: what was queued goes out, and the next request too.
+    await within(cancel, 5000, "the write of the notification");
+    await within(l.send({ jsonrpc: "2.0", id: 99, method: "x" }), 5000, "a later request");
+    strictEqual(warnings.length, 2);
+    strictEqual(warnings[1], "the upstream server reads its stdin again: requests go out again");
+    await client.close();
+    await Promise.all(calls.slice(0, 3));
   },
 });

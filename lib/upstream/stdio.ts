@@ -13,6 +13,7 @@ import type { JsonObject, Message } from "../jsonrpc/message.ts";
 import { decodeUpstream } from "./decode.ts";
 import { MessageWriter, UnwrittenMessage } from "../jsonrpc/writer.ts";
 import { UpstreamFailure } from "./failure.ts";
+import { OWN_PROCESS_GROUP, settlesWithin, stopChild } from "./child_stop.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
 
 /** Options of {@linkcode spawnStdioLink}. */
@@ -50,8 +51,9 @@ export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 /**
  * `setpriv` of util-linux sets PR_SET_PDEATHSIG and then execs the command:
  * the child gets SIGTERM when the bridge dies, even by SIGKILL, and keeps
- * its pid, stdio and exit status. A process group would not help: nobody
- * signals the group of a bridge that was SIGKILLed.
+ * its pid, stdio and exit status. The process group of the child (see
+ * `child_stop.ts`) does not help there: nobody signals the group of a bridge
+ * that was SIGKILLed.
  */
 export const PDEATHSIG_WRAPPER: readonly string[] = ["setpriv", "--pdeathsig", "TERM", "--"];
 
@@ -76,17 +78,6 @@ function isRequest(frame: UpstreamFrame): boolean {
 /** True for a request (a method and an id), not a notification or a response. */
 function isRequestMessage(message: Message | JsonObject): boolean {
   return "method" in message && typeof message.method === "string" && Object.hasOwn(message, "id");
-}
-
-/** True when the promise settles within `ms`; the timer never outlives the race. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -320,23 +311,12 @@ class StdioLink implements UpstreamLink {
     // not hold the close (or starve the timers of its deadlines), and a
     // process that the child started must not keep the read open.
     this.#stopReading.abort();
-    // A child that does not read its stdin never takes the last write: the
-    // close of stdin has the same deadline as each later step.
-    const closed = this.#writer.close();
-    await settlesWithin(Promise.all([closed, this.#child.status]), this.#stopGraceMs);
-    if (await settlesWithin(this.#child.status, 0)) return;
-    try {
-      this.#child.kill("SIGTERM");
-    } catch {
-      return; // it stopped in the meantime
-    }
-    if (await settlesWithin(this.#child.status, this.#stopGraceMs)) return;
-    try {
-      this.#child.kill("SIGKILL");
-    } catch {
-      return;
-    }
-    await this.#child.status;
+    await stopChild({
+      child: this.#child,
+      stdinClosed: this.#writer.close(),
+      graceMs: this.#stopGraceMs,
+      group: OWN_PROCESS_GROUP,
+    });
   }
 }
 
@@ -355,6 +335,8 @@ export function spawnStdioLink(options: StdioLinkOptions): Promise<UpstreamLink>
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
+      // Its own process group: the stop reaches what it started (child_stop.ts).
+      detached: OWN_PROCESS_GROUP,
     }).spawn();
   const argv = [options.command, ...options.args];
   try {

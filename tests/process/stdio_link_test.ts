@@ -168,6 +168,41 @@ Deno.test({
   },
 });
 
+/** The stubborn server behind a shell that waits for it: `sh -c "deno ... stubborn.ts; true"`. */
+const BEHIND_SHELL = (...args: string[]) => [
+  "sh",
+  "-c",
+  `"${DENO}" run -A "${ROOT}tests/fixtures/stubborn_server.ts" ${args.join(" ")}; true`,
+];
+
+for (const ignoreTerm of [false, true]) {
+  Deno.test({
+    name: `behind sh -c "...; true", a server that ignores the end of its stdin${
+      ignoreTerm ? " and SIGTERM" : ""
+    } stops with the bridge (its process group)`,
+    ignore: Deno.build.os === "windows",
+    async fn() {
+      await using bridge = new BridgeProcess([
+        "--shutdown-grace",
+        "0.2",
+        "--stop-grace",
+        "0.3",
+        "--",
+        ...BEHIND_SHELL(...(ignoreTerm ? ["--ignore-term"] : [])),
+      ]);
+      await bridge.initialize();
+      // The server's own pid: a grandchild of the bridge.
+      const pid = await upstreamPid(bridge, 2);
+      await using _ = killLater(pid);
+      strictEqual(await isRunning(pid), true);
+      strictEqual(await within(bridge.exit(), 10_000, "exit of the bridge"), 0, bridge.stderr);
+      // The shell got SIGTERM with it; a server that ignores SIGTERM got SIGKILL after the grace.
+      strictEqual(await isRunning(pid), false, "the server behind the shell still runs");
+      strictEqual(bridge.stderr.includes("stubborn: ignored SIGTERM"), ignoreTerm, bridge.stderr);
+    },
+  });
+}
+
 /** The bridge with its own `PATH`, which decides whether setpriv is found. */
 function bridgeWithPath(path: string, upstream: string[]): Deno.ChildProcess {
   return new Deno.Command(DENO, {

@@ -454,3 +454,50 @@ Deno.test("subscribe only over HTTP: a stream lost before the last unsubscribe o
     endStreams: () => Promise.resolve(enders.splice(0).forEach((end) => end())),
   });
 });
+
+Deno.test({
+  name:
+    "an upstream that closes its stdin after its stream ended: one try to open a new stream, then none",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const SUB = "io.modelcontextprotocol/subscriptionId";
+    const DISCOVER_LIST_CHANGED = {
+      resultType: "complete",
+      supportedVersions: ["2026-07-28"],
+      capabilities: { tools: { listChanged: true } },
+    };
+    const lines = [
+      { jsonrpc: "2.0", id: 1, result: DISCOVER_LIST_CHANGED },
+      {
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: { _meta: { [SUB]: 2 } },
+      },
+      { jsonrpc: "2.0", id: 2, result: { resultType: "complete", _meta: { [SUB]: 2 } } },
+    ].map((line) => `'${JSON.stringify(line)}'`);
+    // server/discover, then the stream: acknowledged, the stdin closed, the stream ended.
+    const script = `read discover; echo ${lines[0]}; read listen; echo ${lines[1]}; ` +
+      `exec 0<&-; echo ${lines[2]}; exec sleep 30`;
+    const time = new FakeTime();
+    const flags = ["--log-level", "debug", "--stop-grace", "0.1"];
+    await using bridge = new InProcessBridge(flags, ["sh", "-c", script], {
+      clock: time,
+    });
+    await bridge.initialize({}, true);
+    deepStrictEqual(await bridge.next(), TOOLS_CHANGED);
+    const waits = () => bridge.logs.filter((l) => l.includes("a new stream opens in")).length;
+    await waitFor("the wait after the end of the stream", () => waits() === 1);
+    // The new stream cannot be written: the link can no longer send, and no stream opens again.
+    await time.tick(500);
+    await waitFor(
+      "the end of the second stream",
+      () =>
+        bridge.logs.some((l) => l.includes("the next change of the subscriptions opens a new one")),
+    );
+    await time.tick(120_000);
+    strictEqual(waits(), 1, bridge.logs.join("\n"));
+    deepStrictEqual(time.pending, []);
+    assertSomeIncludes(bridge.logs, "the upstream server closed its stdin");
+    strictEqual(await bridge.exit(), 1);
+  },
+});

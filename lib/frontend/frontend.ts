@@ -337,15 +337,15 @@ export class Frontend {
    */
   async #watchUpstream(ready: Ready | PassThrough): Promise<void> {
     const { session } = ready;
-    const sendEnded = await Promise.race([
-      session.done.then(() => undefined),
-      session.link.sendEnded,
-    ]);
+    const sendEnd = session.link.sendEnded;
+    const sendEnded = sendEnd && await Promise.race([session.done.then(() => undefined), sendEnd]);
     if (sendEnded) {
       if (!this.#lose(ready, mapUpstreamFailure(sendEnded, "", ""))) return;
+      const what = sendEnded.kind === "closed"
+        ? "the upstream server closed its stdin"
+        : "the stdin of the upstream server failed";
       this.#options.log.error(
-        "the upstream server closed its stdin: each later request fails; " +
-          "the requests that it has wait for their answers",
+        `${what}: each later request fails; the requests that it has wait for their answers`,
       );
     }
     const end = await session.done;

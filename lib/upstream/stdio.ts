@@ -14,7 +14,13 @@ import { decodeUpstream } from "./decode.ts";
 import { MessageWriter, UnwrittenMessage } from "../jsonrpc/writer.ts";
 import { UpstreamFailure } from "./failure.ts";
 import { OWN_PROCESS_GROUP, settlesWithin, stopChild } from "./child_stop.ts";
-import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
+import {
+  failureOfEnd,
+  type FrameSink,
+  type LinkEnd,
+  type UpstreamFrame,
+  type UpstreamLink,
+} from "./link.ts";
 
 /** Options of {@linkcode spawnStdioLink}. */
 export interface StdioLinkOptions {
@@ -284,7 +290,7 @@ class StdioLink implements UpstreamLink {
   /**
    * The child's stdin refused a write: its reader is gone, and nothing more
    * can be sent. A child that exits closes its stdin with it, and the
-   * requests sent after its exit get `exited`, as its end gives; a child that
+   * requests sent after its exit get the failure of its end; a child that
    * still runs after the quiet time closed its stdin (its reader died), and
    * the link can no longer send (`closed`, or `transport_failed` for a write
    * that failed otherwise). What was sent before may still be answered: the
@@ -292,7 +298,8 @@ class StdioLink implements UpstreamLink {
    */
   async #whyUnwritable(error: UnwrittenMessage): Promise<UpstreamFailure> {
     if (await settlesWithin(this.#child.status, this.#exitQuietMs)) {
-      return new UpstreamFailure("exited");
+      // As its end says: exited, or spawn_failed for a command that setpriv could not run.
+      return failureOfEnd(await this.ended);
     }
     const failure = error.cause instanceof Deno.errors.BrokenPipe
       ? new UpstreamFailure("closed")

@@ -424,3 +424,27 @@ Deno.test({
     await Promise.all(calls.slice(0, 3));
   },
 });
+
+Deno.test({
+  name:
+    "a write after the child stopped fails with the cause of its end: spawn_failed for a command that did not start",
+  ignore: !linux,
+  async fn() {
+    // Through setpriv: it starts, then exits 127 before any output.
+    const l = await spawnStdioLink({
+      command: "no-such-command-x9",
+      args: [],
+      maxLineBytes: 1024,
+      stopGraceMs: 200,
+    });
+    const reading = l.read(() => {});
+    const end = await l.ended;
+    strictEqual(end.kind === "failed" && end.failure?.kind, "spawn_failed");
+    const refused = await l.send({ jsonrpc: "2.0", id: 1, method: "server/discover" }).catch((e) =>
+      e
+    );
+    strictEqual(refused instanceof UpstreamFailure && refused.kind, "spawn_failed");
+    await l.close();
+    await reading;
+  },
+});

@@ -66,7 +66,10 @@ export class LogSink {
   #head = 0;
   /** The bytes of the lines in the queue (UTF-16 units: a bound, not an exact count). */
   #bytes = 0;
-  #pumping: Promise<void> | undefined;
+  /** A write to the output is under way (the queue is being written). */
+  #writing = false;
+  /** Settles when the queue is written, for {@linkcode flush}. */
+  #written: PromiseWithResolvers<void> | undefined;
   /** The output failed (stderr is closed): nothing more is written. */
   #failed = false;
 
@@ -86,7 +89,7 @@ export class LogSink {
       this.#queue.push(line);
       this.#bytes += line.length;
     }
-    this.#pumping ??= this.#pump().finally(() => this.#pumping = undefined);
+    if (!this.#writing) void this.#pump();
   }
 
   /**
@@ -94,19 +97,20 @@ export class LogSink {
    * The exit calls it, so the last lines reach a stderr that is read.
    */
   async flush(ms: number): Promise<boolean> {
+    if (!this.#writing) return true;
+    const written = this.#written ??= Promise.withResolvers<void>();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const limit = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
     try {
-      for (let pumping = this.#pumping; pumping; pumping = this.#pumping) {
-        if (!(await Promise.race([pumping.then(() => true), limit]))) return false;
-      }
-      return true;
+      return await Promise.race([written.promise.then(() => true), limit]);
     } finally {
       clearTimeout(timer);
     }
   }
 
+  /** Writes the queue until it is empty; `#writing` from its first line to its end. */
   async #pump(): Promise<void> {
+    this.#writing = true;
     while (this.#head < this.#queue.length && !this.#failed) {
       const text = this.#take();
       try {
@@ -119,6 +123,9 @@ export class LogSink {
     this.#queue = [];
     this.#head = 0;
     this.#bytes = 0;
+    this.#writing = false;
+    this.#written?.resolve();
+    this.#written = undefined;
   }
 
   /** The next lines, whole, up to {@linkcode WRITE_BYTES} (at least one). */

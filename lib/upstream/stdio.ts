@@ -177,7 +177,12 @@ class StdioLink implements UpstreamLink {
     let turn = Date.now();
     const sink = (frame: UpstreamFrame) => {
       const now = this.#lastFrameAt = Date.now();
-      let hold = onFrame(frame) ?? (isRequest(frame) ? this.#sendersWait() : undefined);
+      // A request of the child (a ping) gets its answer on stdin: while the
+      // writer is above its high water, a child that floods requests without
+      // reading its stdin waits for the reader, instead of filling the memory
+      // with answers. Responses are never held this way: a child that blocks
+      // on a full stdout before it reads its stdin would never be read again.
+      let hold = onFrame(frame) ?? (isRequest(frame) ? this.#writer.hold() : undefined);
       if (!hold && now - turn >= YIELD_MS) hold = delay(0);
       if (hold) turn = now;
       if (!hold) return;
@@ -200,18 +205,6 @@ class StdioLink implements UpstreamLink {
       this.#readDone = true;
       this.#readEnd.resolve();
     }
-  }
-
-  /**
-   * While the writer is above its high water, a promise that settles when it
-   * is under it. A request of the child (a ping) gets its answer on stdin: a
-   * child that floods requests without reading its stdin waits for the
-   * reader, instead of filling the memory with answers. Responses are never
-   * held this way: a child that blocks on a full stdout before it reads its
-   * stdin would otherwise never be read again.
-   */
-  #sendersWait(): Promise<void> | undefined {
-    return this.#writer.hold();
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
  * The stdio link over the real program: an upstream that stops reading its
- * stdin, one that closes its stdout and runs on, and the death of the bridge.
+ * stdin, one that closes its stdout or its stdin and runs on, a server behind
+ * a shell (its process group), and the death of the bridge.
  */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";

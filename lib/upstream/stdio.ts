@@ -51,6 +51,9 @@ export interface StdioLinkOptions {
   readonly warn?: (message: string) => void;
 }
 
+/** What `send` gives for a message that nobody waits for. */
+const SENT: Promise<void> = Promise.resolve();
+
 /** The default of {@linkcode StdioLinkOptions.maxBacklogBytes}: 16 MiB. */
 export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 
@@ -225,10 +228,14 @@ class StdioLink implements UpstreamLink {
         throw failure;
       });
     }
-    if (isRequestMessage(message)) {
-      const refusal = this.#backlogRefusal();
-      if (refusal) return Promise.reject(refusal);
+    if (!isRequestMessage(message)) {
+      // A notification or an answer: nobody waits for its write, and a flood
+      // of the child's pings costs no promise per answer.
+      this.#writer.send(message);
+      return SENT;
     }
+    const refusal = this.#backlogRefusal();
+    if (refusal) return Promise.reject(refusal);
     return this.#writer.write(message).catch((error) => this.#writeFailed(error));
   }
 

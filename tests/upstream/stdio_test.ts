@@ -4,7 +4,7 @@
  * the start through the death-signal wrapper.
  */
 
-import { deepStrictEqual, match, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
@@ -246,7 +246,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "sends above the high water wait for the child, in their order, and none is lost",
+  name:
+    "messages above the high water wait for the child in the writer's queue, in their order, and none is lost",
   ignore: !posix,
   async fn() {
     // The child reads nothing for 300 ms, then echoes its stdin.
@@ -394,17 +395,22 @@ Deno.test({
       warn: (message) => void warnings.push(message),
       stopGraceMs: 2000,
     });
-    const client = new UpstreamClient(l, CLIENT);
     const pad = "p".repeat(100 * 1024);
-    // Queued in one task: 0, 100 and 200 KiB wait before the first three; 300 KiB before the fourth.
-    const calls = Array.from(
-      { length: 5 },
-      () => client.request("tools/call", { pad }, { timeoutMs: 60_000 }).catch((e) => e),
+    const request = (id: number) => ({ jsonrpc: "2.0" as const, id, method: "x", params: { pad } });
+    // Sent in one task: 0, 100 and 200 KiB wait before the first three; 300 KiB before the fourth.
+    const sends = [0, 1, 2, 3, 4].map((id) =>
+      l.send(request(id)).then(() => "written", (e: unknown) => e)
     );
-    const cancel = l.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { pad } });
-    const refused = await within(Promise.all(calls.slice(3)), 1000, "the refusals");
+    // A notification is queued, never refused (nobody waits for its write).
+    await within(
+      l.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { pad } }),
+      100,
+      "the queue of the notification",
+    );
+    const refused = await within(Promise.all(sends.slice(3)), 1000, "the refusals");
     for (const failure of refused) {
-      strictEqual(failure instanceof UpstreamFailure && failure.kind, "transport_failed");
+      ok(failure instanceof UpstreamFailure, String(failure));
+      strictEqual(failure.kind, "transport_failed");
       strictEqual(
         failure.detail,
         "the upstream server does not read its stdin, limit: 262144 bytes",
@@ -416,12 +422,16 @@ Deno.test({
       /^the upstream server does not read its stdin: 30\d{4} bytes wait for it, each request fails until it reads \(limit: 262144 bytes\)$/,
     );
     // The child reads: what was queued goes out, and the next request too.
-    await within(cancel, 5000, "the write of the notification");
-    await within(l.send({ jsonrpc: "2.0", id: 99, method: "x" }), 5000, "a later request");
-    strictEqual(warnings.length, 2);
-    strictEqual(warnings[1], "the upstream server reads its stdin again: requests go out again");
-    await client.close();
-    await Promise.all(calls.slice(0, 3));
+    deepStrictEqual(await within(Promise.all(sends.slice(0, 3)), 5000, "the first writes"), [
+      "written",
+      "written",
+      "written",
+    ]);
+    await within(l.send(request(99)), 5000, "a later request");
+    deepStrictEqual(warnings.slice(1), [
+      "the upstream server reads its stdin again: requests go out again",
+    ]);
+    await l.close();
   },
 });
 

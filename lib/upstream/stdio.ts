@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "../jsonrpc/message.ts";
 import { decodeUpstream } from "./decode.ts";
 import { MessageWriter, UnwrittenMessage } from "../jsonrpc/writer.ts";
 import { UpstreamFailure } from "./failure.ts";
-import { OWN_PROCESS_GROUP, settlesWithin, stopChild } from "./child_stop.ts";
+import { settlesWithin, stopChild } from "./child_stop.ts";
 import {
   failureOfEnd,
   type FrameSink,
@@ -60,9 +60,8 @@ export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 /**
  * `setpriv` of util-linux sets PR_SET_PDEATHSIG and then execs the command:
  * the child gets SIGTERM when the bridge dies, even by SIGKILL, and keeps
- * its pid, stdio and exit status. The process group of the child (see
- * `child_stop.ts`) does not help there: nobody signals the group of a bridge
- * that was SIGKILLed.
+ * its pid, stdio and exit status. The processes that the child started get
+ * no such signal (only the close of the link stops them, `child_stop.ts`).
  */
 export const PDEATHSIG_WRAPPER: readonly string[] = ["setpriv", "--pdeathsig", "TERM", "--"];
 
@@ -322,7 +321,6 @@ class StdioLink implements UpstreamLink {
       child: this.#child,
       stdinClosed: this.#writer.close(),
       graceMs: this.#stopGraceMs,
-      group: OWN_PROCESS_GROUP,
     });
   }
 }
@@ -342,8 +340,6 @@ export function spawnStdioLink(options: StdioLinkOptions): Promise<UpstreamLink>
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
-      // Its own process group: the stop reaches what it started (child_stop.ts).
-      detached: OWN_PROCESS_GROUP,
     }).spawn();
   const argv = [options.command, ...options.args];
   try {

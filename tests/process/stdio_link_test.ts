@@ -1,7 +1,7 @@
 /**
  * The stdio link over the real program: an upstream that stops reading its
  * stdin, one that closes its stdout or its stdin and runs on, a server behind
- * a shell (its process group), and the death of the bridge.
+ * a shell (what the command started), and the death of the bridge.
  */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
@@ -180,7 +180,7 @@ for (const ignoreTerm of [false, true]) {
   Deno.test({
     name: `behind sh -c "...; true", a server that ignores the end of its stdin${
       ignoreTerm ? " and SIGTERM" : ""
-    } stops with the bridge (its process group)`,
+    } stops with the bridge (the processes that the command started)`,
     ignore: Deno.build.os === "windows",
     async fn() {
       await using bridge = new BridgeProcess([

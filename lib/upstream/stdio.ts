@@ -240,7 +240,7 @@ class StdioLink implements UpstreamLink {
 
   /**
    * The failure of a request above the backlog, or undefined under it. A
-   * warning says when the refusals start, and an info line when the child
+   * warning line says when the refusals start, and another when the child
    * reads again.
    */
   #backlogRefusal(): UpstreamFailure | undefined {
@@ -265,8 +265,8 @@ class StdioLink implements UpstreamLink {
   }
 
   /**
-   * The failure of a send after the close: one for the link, as the queued
-   * messages of a child that stopped reading can be many thousands.
+   * The failure of a send after the close: one for the link, which each of
+   * the requests that still wait for a stopping child gets.
    */
   #closed(): UpstreamFailure {
     return this.#closedFailure ??= new UpstreamFailure("closed");

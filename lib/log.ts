@@ -1,9 +1,13 @@
 /**
  * The log of the bridge: one line per event on stderr, tagged with the
  * profile name and the level. stdout is the protocol and never gets a log.
+ * The lines go through the process's {@linkcode stderrSink}: a stderr that
+ * nobody reads never blocks the bridge.
  *
  * @module
  */
+
+import { stderrSink } from "./log_sink.ts";
 
 /** The levels of the log, from the most to the least important. */
 export const LOG_LEVELS = ["error", "warn", "info", "debug"] as const;
@@ -26,19 +30,11 @@ export interface Logger {
   debug(message: string): void;
 }
 
-const encoder = new TextEncoder();
-
-/** A logger that writes `[tag] level: message` lines with a synchronous write. */
+/** A logger that writes `[tag] level: message` lines, to the process's stderr by default. */
 export function createLogger(
   tag: string,
   level: LogLevel,
-  sink: (line: string) => void = (line) => {
-    try {
-      Deno.stderr.writeSync(encoder.encode(line));
-    } catch {
-      // stderr is closed: the log has nowhere to go.
-    }
-  },
+  sink: (line: string) => void = (line) => stderrSink().write(line),
 ): Logger {
   const rank = LOG_LEVELS.indexOf(level);
   const line = (at: LogLevel) => (message: string) => {
@@ -64,15 +60,11 @@ export const SILENT_LOGGER: Logger = {
   debug() {},
 };
 
-/** Sends every `console` method to stderr: SDK code calls `console.debug`. */
+/** Sends every `console` method to stderr (its sink): SDK code calls `console.debug`. */
 export function redirectConsoleToStderr(): void {
   const toStderr = (...args: unknown[]) => {
     const text = args.map((a) => typeof a === "string" ? a : Deno.inspect(a)).join(" ");
-    try {
-      Deno.stderr.writeSync(encoder.encode(text + "\n"));
-    } catch {
-      // stderr is closed.
-    }
+    stderrSink().write(text + "\n");
   };
   for (
     const method of ["log", "debug", "info", "warn", "error", "trace", "dir", "table"] as const

@@ -4,9 +4,10 @@
  *
  * - a client that writes 10⁶ pings without reading, then reads them all;
  * - an upstream server that sends 10⁶ pings without reading its stdin;
- * - 300,000 log lines of the upstream server while the client does not read.
+ * - 300,000 log lines of the upstream server while the client does not read;
+ * - 256 calls of 1 MiB each to an upstream server that stopped reading its stdin.
  *
- * Run alone: `deno run -P=test scripts/bench_pressure.ts`.
+ * Run alone: `deno run -P=test scripts/bench_pressure.ts [client|pings|logs|frozen]...`.
  *
  * @module
  */
@@ -17,6 +18,7 @@ import { bridgeArgs } from "./bridge_command.ts";
 const root = fileURLToPath(new URL("../", import.meta.url));
 const deno = Deno.execPath();
 const HOSTILE = [deno, "run", "-A", `${root}tests/fixtures/hostile_server.ts`];
+const STUBBORN = [deno, "run", "-A", `${root}tests/fixtures/stubborn_server.ts`];
 const enc = new TextEncoder();
 
 /** The peak and the current resident memory of a process, in MB. */
@@ -31,23 +33,30 @@ function memoryMb(pid: number): { peak: number; now: number } {
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The bridge in front of the hostile fixture, with a line reader that the caller drives. */
+/**
+ * The bridge in front of an upstream fixture (the hostile one by default),
+ * with a line reader that the caller drives.
+ */
 class Bridge {
-  readonly child = new Deno.Command(deno, {
-    args: bridgeArgs("--", ...HOSTILE),
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  readonly writer = this.child.stdin.getWriter();
-  readonly #reader = this.child.stdout.getReader();
+  readonly child: Deno.ChildProcess;
+  readonly writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #decoder = new TextDecoder();
   #buffer = "";
   stderr = "";
 
-  constructor() {
+  constructor(argv: string[] = ["--", ...HOSTILE]) {
+    const child = new Deno.Command(deno, {
+      args: bridgeArgs(...argv),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.child = child;
+    this.writer = child.stdin.getWriter();
+    this.#reader = child.stdout.getReader();
     (async () => {
-      for await (const text of this.child.stderr.pipeThrough(new TextDecoderStream())) {
+      for await (const text of child.stderr.pipeThrough(new TextDecoderStream())) {
         this.stderr += text;
       }
     })();
@@ -183,14 +192,72 @@ async function upstreamFlood(pings: number, logs: number, clientReads: boolean):
   } MB)`;
 }
 
-/** The three back pressure figures, one line each. */
-export async function benchPressure(out: (line: string) => void): Promise<void> {
+/**
+ * `calls` calls of `bytes` each to an upstream server that stopped reading
+ * its stdin (the stubborn fixture, deafened): what the bridge holds for the
+ * pipe, and how many calls it answers at once.
+ */
+async function frozenUpstream(calls: number, bytes: number): Promise<string> {
+  const bridge = new Bridge(["--stop-grace", "0.2", "--", ...STUBBORN]);
+  await bridge.initialize();
+  await bridge.write(
+    '{"jsonrpc":"2.0","id":"deaf","method":"tools/call","params":{"name":"deafen"}}\n',
+  );
+  await bridge.readUntil((line) => line.includes('"id":"deaf"'));
+  const base = bridge.memory().now;
+  let answered = 0;
+  const reading = bridge.readUntil(() => {
+    answered++;
+    return false;
+  });
+  const filler = "x".repeat(bytes);
+  for (let id = 0; id < calls; id++) {
+    await bridge.write(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "hang", arguments: { filler } },
+      }) + "\n",
+    );
+  }
+  await untilStill(() => bridge.memory().now, 1000);
+  const { peak } = bridge.memory();
+  const answeredAtOnce = answered;
+  await bridge.writer.close();
+  await reading;
+  await bridge.child.status;
+  return `an upstream that does not read its stdin, ${calls} calls of ${
+    bytes / (1024 * 1024)
+  } MiB: ${answeredAtOnce} answered at once; bridge peak RSS ${peak.toFixed(0)} MB (from ${
+    base.toFixed(0)
+  } MB)`;
+}
+
+/** The figures by name: `deno run -P=test scripts/bench_pressure.ts frozen` runs one. */
+const FIGURES: Record<string, () => Promise<string>> = {
+  client: () => stalledClient(1_000_000),
+  pings: () => upstreamFlood(1_000_000, 0, true),
+  logs: () => upstreamFlood(0, 300_000, false),
+  frozen: () => frozenUpstream(256, 1024 * 1024),
+};
+
+/** The back pressure figures (all, or those named), one line each. */
+export async function benchPressure(
+  out: (line: string) => void,
+  names: readonly string[] = Object.keys(FIGURES),
+): Promise<void> {
   out("\nback pressure (peak RSS of the bridge, VmHWM):");
-  out("  " + await stalledClient(1_000_000));
-  out("  " + await upstreamFlood(1_000_000, 0, true));
-  out("  " + await upstreamFlood(0, 300_000, false));
+  for (const name of names) {
+    const figure = FIGURES[name];
+    if (!figure) throw new Error(`no figure ${name}; the figures: ${Object.keys(FIGURES)}`);
+    out("  " + await figure());
+  }
 }
 
 if (import.meta.main) {
-  await benchPressure((line) => Deno.stdout.writeSync(enc.encode(line + "\n")));
+  await benchPressure(
+    (line) => Deno.stdout.writeSync(enc.encode(line + "\n")),
+    Deno.args.length > 0 ? Deno.args : undefined,
+  );
 }

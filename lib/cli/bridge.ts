@@ -66,15 +66,17 @@ export interface BridgeIo {
 export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
   const { command, args, limits, remote } = cli;
   const { log, tokenSource } = io;
+  const warn = (message: string) => log.warn(message);
   const spawn = () =>
     spawnStdioLink({
       command,
       args,
       maxLineBytes: limits.max_line_bytes,
       stopGraceMs: limits.child_stop_grace_ms,
+      maxBacklogBytes: limits.max_upstream_backlog_bytes,
+      warn,
     });
   const debug = (message: string) => log.debug(message);
-  const warn = (message: string) => log.warn(message);
   const poolIdleMs = limits.http_pool_idle_ms;
   return {
     profile: PROFILE,

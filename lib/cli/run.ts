@@ -12,6 +12,7 @@
  */
 
 import { createLogger, redirectConsoleToStderr } from "../log.ts";
+import { LOG_FLUSH_MS, stderrSink } from "../log_sink.ts";
 import type { ByteInput, ByteWriter } from "../jsonrpc/byte_io.ts";
 import type { TokenSource } from "../http/token_source.ts";
 import { VERSION } from "../version.ts";
@@ -30,8 +31,13 @@ const PROFILE = VSCODE_PROFILE;
 export interface CliIo {
   /** Writes the text of `--help` or `--version`. */
   readonly stdout: (text: string) => Promise<void>;
-  /** Writes a log line or the pointer to `--help`; a closed stderr is no error. */
+  /**
+   * Writes a log line or the pointer to `--help`; a closed stderr is no
+   * error, and a stderr that nobody reads never blocks.
+   */
   readonly stderr: (text: string) => void;
+  /** Waits (within a bound) until what `stderr` took is written: before the exit. */
+  readonly flush?: () => Promise<void>;
   /**
    * Reads a variable of the environment: the command lines of the bridge and
    * of `login` read it; `login`, `logout` and `doctor` themselves, and the
@@ -53,13 +59,8 @@ export const PROCESS_IO: CliIo = {
   stdout: async (text) => {
     await Deno.stdout.write(enc.encode(text));
   },
-  stderr: (text) => {
-    try {
-      Deno.stderr.writeSync(enc.encode(text));
-    } catch {
-      // stderr is closed.
-    }
-  },
+  stderr: (text) => stderrSink().write(text),
+  flush: async () => void await stderrSink().flush(LOG_FLUSH_MS),
   env: (name) => Deno.env.get(name),
   // Deno's own reader and writer: a node:net socket on the descriptors would
   // save a thread hand-off per read and write, but loading node:net costs
@@ -217,5 +218,8 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
       `internal error: ${error instanceof Error ? error.message : String(error)}`,
     );
     return 1;
+  } finally {
+    // The last lines reach a stderr that is read; one that is not read holds the exit 2 s at most.
+    await io.flush?.();
   }
 }

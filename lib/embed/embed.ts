@@ -200,7 +200,7 @@ export async function serveStdioAuto(factory: ServerFactory, options: EmbedOptio
   const refuse = (id: RequestId) => {
     early ??= new MessageWriter(shared.part());
     const error = BridgeError.of("method_not_found").toJSON();
-    void early.write({ jsonrpc: "2.0", id, error });
+    early.send({ jsonrpc: "2.0", id, error });
   };
 
   let atStart = true;

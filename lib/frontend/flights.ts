@@ -19,10 +19,21 @@ export interface Flight {
   answered: boolean;
 }
 
-/** The table of the requests in flight. */
+/**
+ * The table of the requests in flight. A request that the client cancels
+ * leaves the count at once (it gets no response, and its id is free): the
+ * next request of the same read takes its slot. Until its task ends, it
+ * counts among the draining ones, which have a bound of their own: at most
+ * `max` in flight and `2 × max` tasks in all, so a client that cancels and
+ * sends again faster than the tasks end cannot hold more than twice what
+ * the limit promises. What a draining task still has in the upstream
+ * link's queue, the link bounds in bytes.
+ */
 export class Flights {
   readonly #max: number;
   readonly #flights = new Map<string, Flight>();
+  /** The flights that the client canceled, whose tasks have not ended. */
+  readonly #draining = new Set<Flight>();
 
   constructor(max: number) {
     this.#max = max;
@@ -30,11 +41,15 @@ export class Flights {
 
   /**
    * Adds a flight, or gives the error for the client at once: above the
-   * limit, `too_many_requests`; for an id that is in flight already,
+   * limit (or with `max` canceled tasks still ending beside a full table),
+   * `too_many_requests`; for an id that is in flight already,
    * `invalid_request_shape`.
    */
   add(id: RequestId, method: string): Flight | BridgeError {
-    if (this.#flights.size >= this.#max) return BridgeError.of("too_many_requests");
+    const inFlight = this.#flights.size;
+    if (inFlight >= this.#max || inFlight + this.#draining.size >= 2 * this.#max) {
+      return BridgeError.of("too_many_requests");
+    }
     const key = idKey(id);
     if (this.#flights.has(key)) {
       return BridgeError.of("invalid_request_shape", "the id belongs to a request in flight");
@@ -50,20 +65,28 @@ export class Flights {
     return flight;
   }
 
+  /** The task of a flight ended. */
   remove(flight: Flight): void {
+    if (this.#draining.delete(flight)) return;
     const key = idKey(flight.id);
     if (this.#flights.get(key) === flight) this.#flights.delete(key);
   }
 
-  /** Cancels one flight: it gets no response; the reason goes upstream. */
+  /**
+   * Cancels one flight: it gets no response, the reason goes upstream, and
+   * it no longer counts as in flight.
+   */
   cancel(id: RequestId, reason: string): void {
-    const flight = this.#flights.get(idKey(id));
-    if (!flight || flight.canceled) return;
+    const key = idKey(id);
+    const flight = this.#flights.get(key);
+    if (!flight) return;
+    this.#flights.delete(key);
+    this.#draining.add(flight);
     flight.canceled = true;
     flight.controller.abort(reason);
   }
 
-  /** Cancels every flight. */
+  /** Cancels every flight (the end of the input: no request comes after it). */
   cancelAll(reason: string): void {
     for (const flight of this.#flights.values()) {
       flight.canceled = true;

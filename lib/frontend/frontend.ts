@@ -338,17 +338,41 @@ export class Frontend {
     }, flight);
   }
 
-  /** The loss of the upstream: the state closing, each later request gets its error. */
+  /**
+   * The loss of the upstream: the state closing, each later request gets its
+   * error. An upstream that can no longer take a request (a child that closed
+   * its stdin) is lost for the later requests, while the requests it has
+   * still get their answers; its end, later, gives its own error.
+   */
   async #watchUpstream(ready: Ready | PassThrough): Promise<void> {
-    const end = await ready.session.done;
-    if (this.#state.name === "closing") return; // the bridge closed it
-    this.#state = { name: "closing", ready, lost: mapUpstreamFailure(failureOfEnd(end), "", "") };
-    this.#upstreamStopped = true;
+    const { session } = ready;
+    const sendEnd = session.link.sendEnded;
+    const sendEnded = sendEnd && await Promise.race([session.done.then(() => undefined), sendEnd]);
+    if (sendEnded) {
+      if (!this.#lose(ready, mapUpstreamFailure(sendEnded, "", ""))) return;
+      const what = sendEnded.kind === "closed"
+        ? "the upstream server closed its stdin"
+        : "the stdin of the upstream server failed";
+      this.#options.log.error(
+        `${what}: each later request fails; the requests that it has wait for their answers`,
+      );
+    }
+    const end = await session.done;
+    if (!this.#lose(ready, mapUpstreamFailure(failureOfEnd(end), "", ""))) return;
     this.#options.log.error(
       end.kind === "exited"
         ? `the upstream server process stopped with the code ${end.code}`
         : "the upstream connection closed",
     );
+  }
+
+  /** The state closing with the loss `lost`; false when the bridge itself closes. */
+  #lose(ready: Ready | PassThrough, lost: BridgeError): boolean {
+    const state = this.#state;
+    if (state.name === "closing" && !state.lost) return false; // the end of the input
+    this.#state = { name: "closing", ready, lost };
+    this.#upstreamStopped = true;
+    return true;
   }
 
   #forward(
@@ -385,7 +409,8 @@ export class Frontend {
   async shutdown(): Promise<void> {
     const previous = this.#state;
     const ready = connectionOf(previous);
-    if (previous.name !== "closing") this.#state = { name: "closing", ready, lost: undefined };
+    // After the end of the input, nothing more is answered, also after a loss of the upstream.
+    this.#state = { name: "closing", ready, lost: undefined };
     this.#flights.cancelAll(CANCEL_REASONS.closed);
     if (ready && isPassThrough(ready)) ready.end(CANCEL_REASONS.closed);
     const listener = !ready || isPassThrough(ready) ? undefined : ready.listener?.close();

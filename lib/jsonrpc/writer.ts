@@ -52,6 +52,33 @@ const REUSED_BYTES = 16 * 1024;
 /** A batch buffer above this size is not kept after its batch. */
 const MAX_REUSED_BYTES = 1024 * 1024;
 
+/**
+ * Why a message of {@linkcode MessageWriter.write} did not reach the sink:
+ * the writer was closed, the sink failed (`cause` is its error: a reader of
+ * the other end that is gone gives `Deno.errors.BrokenPipe`), or the message
+ * cannot be serialized.
+ *
+ * @example
+ * ```ts
+ * import { MessageWriter, UnwrittenMessage } from "./writer.ts";
+ * const writer = new MessageWriter(new WritableStream({ write: () => Promise.reject(new Error("gone")) }));
+ * const refused = await writer.write({ jsonrpc: "2.0", method: "ping" }).catch((e) => e);
+ * if (!(refused instanceof UnwrittenMessage) || refused.reason !== "broken") throw new Error();
+ * ```
+ */
+export class UnwrittenMessage extends Error {
+  readonly reason: "closed" | "broken" | "unserializable";
+
+  constructor(reason: UnwrittenMessage["reason"], cause?: unknown) {
+    super(`the message was not written: ${reason}`, { cause });
+    this.name = "UnwrittenMessage";
+    this.reason = reason;
+  }
+}
+
+/** Settles the promise of {@linkcode MessageWriter.write}: no argument once the sink took it. */
+type Done = (error?: UnwrittenMessage) => void;
+
 interface Queued {
   /**
    * The JSON text of a small message (encoded with its batch, into one
@@ -61,7 +88,7 @@ interface Queued {
   /** What it counts in the backlog: the length of its text (bytes for ASCII). */
   readonly size: number;
   /** For {@linkcode MessageWriter.write}; {@linkcode MessageWriter.send} needs none. */
-  readonly done: (() => void) | undefined;
+  readonly done: Done | undefined;
 }
 
 /**
@@ -70,8 +97,9 @@ interface Queued {
  * order of the calls is the order on the wire. While the sink is busy, the
  * next messages wait and then go out together in one chunk: under load the
  * bridge makes one write for many small messages. A call of `write`
- * resolves when the sink took its line; `send` is the same without a
- * promise, for the messages that nobody waits for.
+ * resolves when the sink took its line, and rejects with an
+ * {@linkcode UnwrittenMessage} when its line cannot reach the sink; `send`
+ * is the same without a promise, for the messages that nobody waits for.
  *
  * @example
  * ```ts
@@ -87,7 +115,8 @@ export class MessageWriter {
   #queue: Queued[] = [];
   #flushing = false;
   #closed = false;
-  #broken = false;
+  /** The error of the sink's failed write: each later message fails with it. */
+  #broken: UnwrittenMessage | undefined;
   #idle: (() => void) | undefined;
   /** Bytes queued and not yet taken by the sink. */
   #backlog = 0;
@@ -141,15 +170,17 @@ export class MessageWriter {
   }
 
   /**
-   * Queues one message; resolves when the sink took it. A write after
-   * {@linkcode close} or a broken sink is dropped. A message that cannot be
-   * serialized (a value nested too deep for JSON.stringify) is replaced by
-   * what `replaceUnwritable` gives, or dropped: it never throws and never
-   * stops the writer.
+   * Queues one message; resolves when the sink took it. It rejects with an
+   * {@linkcode UnwrittenMessage} after {@linkcode close}, when the sink
+   * failed (this write or an earlier one: a reader that is gone reads
+   * nothing more), and for a message that cannot be serialized (a value
+   * nested too deep for JSON.stringify) and that `replaceUnwritable` does
+   * not replace. It never stops the writer for a message of its own.
    */
   write(message: Message): Promise<void> {
-    return new Promise<void>((resolve) => {
-      if (!this.#queueMessage(message, resolve)) resolve();
+    return new Promise<void>((resolve, reject) => {
+      const refused = this.#queueMessage(message, (error) => error ? reject(error) : resolve());
+      if (refused) reject(refused);
     });
   }
 
@@ -162,15 +193,16 @@ export class MessageWriter {
     this.#queueMessage(message, undefined);
   }
 
-  /** False when the message was dropped. */
-  #queueMessage(message: Message, done: (() => void) | undefined): boolean {
-    if (this.#closed) return false;
+  /** Why the message was not queued, or undefined when it was. */
+  #queueMessage(message: Message, done: Done | undefined): UnwrittenMessage | undefined {
+    if (this.#closed) return new UnwrittenMessage("closed");
+    if (this.#broken) return this.#broken;
     let queued = this.#serialize(message);
     if (queued instanceof Error) {
       const replacement = this.#replace?.(message, queued);
-      if (!replacement) return false;
+      if (!replacement) return new UnwrittenMessage("unserializable", queued);
       queued = this.#serialize(replacement);
-      if (queued instanceof Error) return false;
+      if (queued instanceof Error) return new UnwrittenMessage("unserializable", queued);
     }
     this.#backlog += queued.size;
     this.#queue.push({ body: queued.body, size: queued.size, done });
@@ -180,7 +212,7 @@ export class MessageWriter {
       this.#flushing = true;
       queueMicrotask(() => this.#flush());
     }
-    return true;
+    return undefined;
   }
 
   #serialize(message: Message): { body: Body; size: number } | Error {
@@ -211,9 +243,9 @@ export class MessageWriter {
       const first = this.#queue[0]!;
       if (typeof first.body !== "string") {
         this.#queue.shift();
-        await this.#writeChunks(first.body as Iterable<Uint8Array>);
+        const failed = await this.#writeChunks(first.body as Iterable<Uint8Array>);
         this.#took(first.size);
-        first.done?.();
+        first.done?.(failed);
         continue;
       }
       const batch = this.#takeBatch();
@@ -227,34 +259,42 @@ export class MessageWriter {
       if (!this.#broken) {
         try {
           await this.#writer.write(chunk);
-        } catch {
-          this.#broken = true; // the reader of the other end is gone
+        } catch (error) {
+          this.#break(error); // the reader of the other end is gone
         }
       }
       for (const q of batch) {
         this.#took(q.size);
-        q.done?.();
+        q.done?.(this.#broken);
       }
     }
     this.#flushing = false;
     this.#idle?.();
   }
 
-  async #writeChunks(chunks: Iterable<Uint8Array>): Promise<void> {
+  /** The chunks of one message; why it did not reach the sink whole, if it did not. */
+  async #writeChunks(chunks: Iterable<Uint8Array>): Promise<UnwrittenMessage | undefined> {
     try {
       for (const chunk of chunks) {
         if (this.#broken) break;
         try {
           await this.#writer.write(chunk);
-        } catch {
-          this.#broken = true;
+        } catch (error) {
+          this.#break(error);
         }
       }
-    } catch {
+    } catch (error) {
       // The slices of a large message failed after its start: end its
       // line, so the next message starts on a line of its own.
-      if (!this.#broken) await this.#writer.write(NEWLINE).catch(() => this.#broken = true);
+      if (!this.#broken) await this.#writer.write(NEWLINE).catch((e) => this.#break(e));
+      return this.#broken ?? new UnwrittenMessage("unserializable", error);
     }
+    return this.#broken;
+  }
+
+  /** The sink failed: this message and each later one fail with its error. */
+  #break(error: unknown): void {
+    this.#broken ??= new UnwrittenMessage("broken", error);
   }
 
   /** The next messages of text, up to the batch size (at least one). */

@@ -106,6 +106,11 @@ export class Listener {
   #closed = false;
   /** The stream that served the client was lost, and no stream has replaced it yet. */
   #lost = false;
+  /**
+   * After the last unsubscribe of a client that knows no list: no stream is
+   * wanted, and none opens (no wait, no sign-in) until the next subscribe.
+   */
+  #idle = false;
   #timers = new Set<TimerId>();
   readonly #clock: Clock;
 
@@ -148,8 +153,7 @@ export class Listener {
   /** Cancels every stream and waits for them. No stream opens after this call. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const timer of this.#timers) this.#clock.clearTimeout(timer);
-    this.#timers.clear();
+    this.#clearTimers();
     const ends = [...this.#streams].map((stream) => {
       stream.controller.abort(CANCEL_REASONS.closed);
       return stream.ended;
@@ -169,14 +173,19 @@ export class Listener {
     if (add) next.add(uri);
     else next.delete(uri);
     if (next.size === 0 && this.#o.lists.size === 0) {
-      // The client knows no list and holds no URI: no stream.
+      // The client knows no list and holds no URI: no stream, and the wait of
+      // a lost one ends too. The next subscribe opens a stream after no gap.
       this.#uris = next;
+      this.#idle = true;
+      this.#lost = false;
+      this.#clearTimers();
       const old = this.#active;
       this.#active = undefined;
       old?.controller.abort(STREAM_CANCEL.changed);
       return done();
     }
     if (this.#closed) throw BridgeError.of("not_connected");
+    this.#idle = false;
     // After a loss, the stream of a change also closes a gap.
     const stream = this.#open(next, this.#lost, () => {
       // At its first acknowledgment the new stream is active: the response goes out now.
@@ -306,15 +315,12 @@ export class Listener {
         return;
       }
       log.info(`listen stream ${stream.n} was refused; a new stream opens after the next sign-in`);
-      signIn.then(() =>
-        this.#enqueue(async () => {
-          if (this.#closed || this.#active !== undefined) return;
-          await this.#open(this.#uris, true).firstAck;
-        })
-      ).catch(() => {});
+      signIn.then(() => this.#reopen()).catch(() => {});
       return;
     }
-    if (end === "stop" || this.#o.session.end !== undefined) {
+    // An upstream that ended, or that can no longer take a request, gets no new stream.
+    const { session } = this.#o;
+    if (end === "stop" || session.end !== undefined || session.cannotSend) {
       log.info(
         `listen stream ${stream.n} ended; the next change of the subscriptions opens a new one`,
       );
@@ -324,12 +330,25 @@ export class Listener {
     log.info(`listen stream ${stream.n} ended; a new stream opens in ${formatLimit(wait)}`);
     const timer = this.#clock.setTimeout(() => {
       this.#timers.delete(timer);
-      this.#enqueue(async () => {
-        if (this.#closed || this.#active !== undefined) return;
-        await this.#open(this.#uris, true).firstAck;
-      });
+      this.#reopen();
     }, wait);
     this.#timers.add(timer);
+  }
+
+  /**
+   * The new stream after a loss, in its turn among the changes: none once the
+   * listener closed, a stream serves again, or none is wanted.
+   */
+  #reopen(): void {
+    this.#enqueue(async () => {
+      if (this.#closed || this.#idle || this.#active !== undefined) return;
+      await this.#open(this.#uris, true).firstAck;
+    });
+  }
+
+  #clearTimers(): void {
+    for (const timer of this.#timers) this.#clock.clearTimeout(timer);
+    this.#timers.clear();
   }
 
   /** The events of a gap: one per declared list and one per subscribed URI. */

@@ -61,6 +61,11 @@ export interface Limits {
    * a connection at the moment its server closes it.
    */
   readonly http_pool_idle_ms: number;
+  /**
+   * The bytes that may wait for the stdin of an upstream child: a request
+   * that comes while this many wait fails at once with transport_failed.
+   */
+  readonly max_upstream_backlog_bytes: number;
 }
 
 const SECOND = 1000;
@@ -96,6 +101,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   listen_healthy_ms: 10 * SECOND,
   listen_ack_timeout_ms: 10 * SECOND,
   http_pool_idle_ms: 1500,
+  max_upstream_backlog_bytes: 16 * 1024 * 1024,
 });
 
 /**

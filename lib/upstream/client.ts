@@ -113,6 +113,8 @@ export class UpstreamClient {
   /** The time limits of the requests in flight, on one timer. */
   #deadlines = new Deadlines();
   #end: LinkEnd | undefined;
+  /** Set once the link can no longer send (see {@linkcode UpstreamLink.sendEnded}). */
+  #sendEnded: UpstreamFailure | undefined;
   /** Set: the client speaks revision 2025-11-25 (no envelope, requests of the server). */
   #legacy: LegacyHandlers | undefined;
   /** Resolves when the reader has seen the end of the link. */
@@ -122,6 +124,7 @@ export class UpstreamClient {
     this.link = link;
     this.#options = options;
     this.done = this.#read();
+    link.sendEnded?.then((failure) => this.#sendEnded = failure);
   }
 
   /**
@@ -137,6 +140,14 @@ export class UpstreamClient {
   /** How the link ended, once it did. */
   get end(): LinkEnd | undefined {
     return this.#end;
+  }
+
+  /**
+   * True once the link can no longer send while it still reads (a child that
+   * closed its stdin): each later request fails at once.
+   */
+  get cannotSend(): boolean {
+    return this.#sendEnded !== undefined;
   }
 
   async #read(): Promise<LinkEnd> {
@@ -317,6 +328,7 @@ export class UpstreamClient {
   /** Sends one request and waits for its raw result. Rejects with {@linkcode UpstreamFailure}. */
   request(method: string, params: JsonObject, options: UpstreamRequestOptions): Promise<Json> {
     if (this.#end) return Promise.reject(failureOfEnd(this.#end));
+    if (this.#sendEnded) return Promise.reject(this.#sendEnded);
     const { signal, onProgress } = options;
     if (signal?.aborted) return Promise.reject(new UpstreamFailure("canceled"));
     const id = this.#nextId++;
@@ -357,10 +369,17 @@ export class UpstreamClient {
         onCancelled: options.onCancelled,
       });
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.link.send(message).catch(() => {
+      this.link.send(message).catch((error) => {
+        // A request that cannot be written fails at once, with the link's cause.
         if (!this.#pending.delete(id)) return;
         cleanup();
-        reject(this.#end ? failureOfEnd(this.#end) : new UpstreamFailure("transport_failed"));
+        reject(
+          this.#end
+            ? failureOfEnd(this.#end)
+            : error instanceof UpstreamFailure
+            ? error
+            : new UpstreamFailure("transport_failed"),
+        );
       });
     });
   }

@@ -169,6 +169,14 @@ export interface UpstreamLink {
   /** Resolves once, when the link ends for any reason. */
   readonly ended: Promise<LinkEnd>;
   /**
+   * Resolves when the link can no longer send while the upstream server runs
+   * on (a child that closed its stdin): each later send rejects at once with
+   * this failure, and what was sent before may still be answered. It stays
+   * pending on a link that ends as a whole (see `ended`), and on a link that
+   * cannot be half closed.
+   */
+  readonly sendEnded?: Promise<UpstreamFailure>;
+  /**
    * Closes the link and resolves when it is closed, within the link's own
    * deadlines; for a child: stdin closed, SIGTERM, SIGKILL.
    */

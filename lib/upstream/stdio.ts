@@ -9,11 +9,18 @@
 import { untilAborted } from "../jsonrpc/abortable.ts";
 import { readFrames } from "../jsonrpc/framer.ts";
 import { scanIdFromHead, scanIdFromTail } from "../jsonrpc/id_scan.ts";
-import type { Message } from "../jsonrpc/message.ts";
+import type { JsonObject, Message } from "../jsonrpc/message.ts";
 import { decodeUpstream } from "./decode.ts";
-import { MessageWriter } from "../jsonrpc/writer.ts";
+import { MessageWriter, UnwrittenMessage } from "../jsonrpc/writer.ts";
 import { UpstreamFailure } from "./failure.ts";
-import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "./link.ts";
+import { settlesWithin, stopChild } from "./child_stop.ts";
+import {
+  failureOfEnd,
+  type FrameSink,
+  type LinkEnd,
+  type UpstreamFrame,
+  type UpstreamLink,
+} from "./link.ts";
 
 /** Options of {@linkcode spawnStdioLink}. */
 export interface StdioLinkOptions {
@@ -34,13 +41,27 @@ export interface StdioLinkOptions {
    * link stops reading it: {@linkcode EXIT_QUIET_MS} by default (shorter in tests).
    */
   readonly exitQuietMs?: number;
+  /**
+   * The bytes that may wait for the child's stdin: a request that comes while
+   * this many wait fails at once with `transport_failed` (the one that
+   * crosses the bound still goes). Default: {@linkcode MAX_BACKLOG_BYTES}.
+   */
+  readonly maxBacklogBytes?: number;
+  /** A warning line: the requests fail for the backlog, and when they stop failing. */
+  readonly warn?: (message: string) => void;
 }
+
+/** What `send` gives for a message that nobody waits for. */
+const SENT: Promise<void> = Promise.resolve();
+
+/** The default of {@linkcode StdioLinkOptions.maxBacklogBytes}: 16 MiB. */
+export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
 
 /**
  * `setpriv` of util-linux sets PR_SET_PDEATHSIG and then execs the command:
  * the child gets SIGTERM when the bridge dies, even by SIGKILL, and keeps
- * its pid, stdio and exit status. A process group would not help: nobody
- * signals the group of a bridge that was SIGKILLed.
+ * its pid, stdio and exit status. The processes that the child started get
+ * no such signal (only the close of the link stops them, `child_stop.ts`).
  */
 export const PDEATHSIG_WRAPPER: readonly string[] = ["setpriv", "--pdeathsig", "TERM", "--"];
 
@@ -59,19 +80,12 @@ export function toUpstreamFrame(bytes: Uint8Array): UpstreamFrame {
 
 /** True for a request of the upstream server (it has a method and an id). */
 function isRequest(frame: UpstreamFrame): boolean {
-  return frame.kind === "message" && typeof frame.value.method === "string" &&
-    Object.hasOwn(frame.value, "id");
+  return frame.kind === "message" && isRequestMessage(frame.value);
 }
 
-/** True when the promise settles within `ms`; the timer never outlives the race. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
-  try {
-    return await Promise.race([promise.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** True for a request (a method and an id), not a notification or a response. */
+function isRequestMessage(message: Message | JsonObject): boolean {
+  return "method" in message && typeof message.method === "string" && Object.hasOwn(message, "id");
 }
 
 /**
@@ -110,8 +124,20 @@ class StdioLink implements UpstreamLink {
   #readDone = false;
   /** Settles when `read` has given its last frame. */
   readonly #readEnd = Promise.withResolvers<void>();
-  /** The last sender that waits for the writer's high water; the next ones wait behind it. */
-  #waiting: Promise<void> | undefined;
+  readonly #maxBacklogBytes: number;
+  readonly #warn: ((message: string) => void) | undefined;
+  /** Requests fail for the backlog (see {@linkcode #backlogRefusal}). */
+  #refusing = false;
+  /**
+   * Set at the first write that the child's stdin refused: the failure of
+   * that write and of every later one (see {@linkcode #whyUnwritable}).
+   */
+  #unwritable: Promise<UpstreamFailure> | undefined;
+  readonly #sendEnded = Promise.withResolvers<UpstreamFailure>();
+  /** Resolves when the child closed its stdin and runs on (see {@linkcode UpstreamLink.sendEnded}). */
+  readonly sendEnded: Promise<UpstreamFailure> = this.#sendEnded.promise;
+  /** The failure of each send after the close (see {@linkcode #closed}). */
+  #closedFailure: UpstreamFailure | undefined;
 
   /** `wrapped`: started through the wrapper, whose codes 126 and 127 mean "cannot execute". */
   constructor(child: Deno.ChildProcess, options: StdioLinkOptions, wrapped: boolean) {
@@ -119,6 +145,8 @@ class StdioLink implements UpstreamLink {
     this.#stopGraceMs = options.stopGraceMs;
     this.#exitQuietMs = options.exitQuietMs ?? EXIT_QUIET_MS;
     this.#maxLineBytes = options.maxLineBytes;
+    this.#maxBacklogBytes = options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
+    this.#warn = options.warn;
     // The child's stdin is a Deno resource: done with each chunk when its write resolves.
     this.#writer = new MessageWriter(child.stdin, { reuseBuffer: true });
     this.ended = child.status.then(async (status): Promise<LinkEnd> => {
@@ -151,7 +179,12 @@ class StdioLink implements UpstreamLink {
     let turn = Date.now();
     const sink = (frame: UpstreamFrame) => {
       const now = this.#lastFrameAt = Date.now();
-      let hold = onFrame(frame) ?? (isRequest(frame) ? this.#sendersWait() : undefined);
+      // A request of the child (a ping) gets its answer on stdin: while the
+      // writer is above its high water, a child that floods requests without
+      // reading its stdin waits for the reader, instead of filling the memory
+      // with answers. Responses are never held this way: a child that blocks
+      // on a full stdout before it reads its stdin would never be read again.
+      let hold = onFrame(frame) ?? (isRequest(frame) ? this.#writer.hold() : undefined);
       if (!hold && now - turn >= YIELD_MS) hold = delay(0);
       if (hold) turn = now;
       if (!hold) return;
@@ -177,41 +210,101 @@ class StdioLink implements UpstreamLink {
   }
 
   /**
-   * While the writer is above its high water, a promise that settles when it
-   * is under it and no sender waits. A request of the child (a ping) gets its
-   * answer on stdin: a child that floods requests without reading its stdin
-   * waits for the reader, instead of filling the memory with answers.
-   * Responses are never held this way: a child that blocks on a full stdout
-   * before it reads its stdin would otherwise never be read again.
+   * Queues one message for the child's stdin, in the order of the calls. A
+   * request fails at once while {@linkcode StdioLinkOptions.maxBacklogBytes}
+   * wait for a child that does not read them: it cannot be written now, and
+   * the bridge does not hold it (and the parameters that its caller keeps
+   * for it) for a child that may never read again.
    */
-  #sendersWait(): Promise<void> | undefined {
-    if (!this.#waiting && !this.#writer.hold()) return undefined;
-    return (async () => {
-      for (;;) {
-        const wait = this.#waiting ?? this.#writer.hold();
-        if (!wait || this.#closing) return;
-        await wait;
-      }
-    })();
+  send(message: Message): Promise<void> {
+    if (this.#closing) return Promise.reject(this.#closed());
+    // Each failure is thrown in a callback, never returned from it as a
+    // rejected promise: Deno tracks a rejection until its handler comes, and
+    // thousands of them at once (the queue of a child that stopped reading)
+    // cost it seconds.
+    if (this.#unwritable) {
+      return this.#unwritable.then((failure) => {
+        throw failure;
+      });
+    }
+    if (!isRequestMessage(message)) {
+      // A notification or an answer: nobody waits for its write, and a flood
+      // of the child's pings costs no promise per answer.
+      this.#writer.send(message);
+      return SENT;
+    }
+    const refusal = this.#backlogRefusal();
+    if (refusal) return Promise.reject(refusal);
+    return this.#writer.write(message).catch((error) => this.#writeFailed(error));
   }
 
-  send(message: Message): Promise<void> {
-    if (this.#closing) return Promise.reject(new UpstreamFailure("closed"));
-    if (!this.#waiting && !this.#writer.hold()) return this.#writer.write(message);
-    // A child that stops reading its stdin holds the senders, in their order:
-    // a message goes into the writer's queue only below its high water.
-    let written: Promise<void> = Promise.resolve();
-    const queued = (this.#waiting ?? Promise.resolve()).then(async () => {
-      for (let hold = this.#writer.hold(); hold; hold = this.#writer.hold()) await hold;
-      written = this.#closing
-        ? Promise.reject(new UpstreamFailure("closed"))
-        : this.#writer.write(message);
+  /**
+   * The failure of a request above the backlog, or undefined under it. A
+   * warning line says when the refusals start, and another when the child
+   * reads again.
+   */
+  #backlogRefusal(): UpstreamFailure | undefined {
+    const waiting = this.#writer.backlog;
+    if (waiting < this.#maxBacklogBytes) {
+      if (this.#refusing) {
+        this.#refusing = false;
+        this.#warn?.("the upstream server reads its stdin again: requests go out again");
+      }
+      return undefined;
+    }
+    if (!this.#refusing) {
+      this.#refusing = true;
+      this.#warn?.(
+        `the upstream server does not read its stdin: ${waiting} bytes wait for it, ` +
+          `each request fails until it reads (limit: ${this.#maxBacklogBytes} bytes)`,
+      );
+    }
+    return new UpstreamFailure("transport_failed", {
+      detail: `the upstream server does not read its stdin, limit: ${this.#maxBacklogBytes} bytes`,
     });
-    this.#waiting = queued;
-    queued.then(() => {
-      if (this.#waiting === queued) this.#waiting = undefined;
+  }
+
+  /**
+   * The failure of a send after the close: one for the link, which each of
+   * the requests that still wait for a stopping child gets.
+   */
+  #closed(): UpstreamFailure {
+    return this.#closedFailure ??= new UpstreamFailure("closed");
+  }
+
+  /** The failure of a write that the writer refused, for the sender (thrown, see `send`). */
+  #writeFailed(error: unknown): Promise<never> {
+    if (error instanceof UpstreamFailure) throw error;
+    if (!(error instanceof UnwrittenMessage) || error.reason === "unserializable") {
+      // This message alone: the link goes on.
+      throw new UpstreamFailure("transport_failed", { detail: "the message cannot be written" });
+    }
+    if (this.#closing || error.reason === "closed") throw this.#closed();
+    this.#unwritable ??= this.#whyUnwritable(error);
+    return this.#unwritable.then((failure) => {
+      throw failure;
     });
-    return queued.then(() => written);
+  }
+
+  /**
+   * The child's stdin refused a write: its reader is gone, and nothing more
+   * can be sent. A child that exits closes its stdin with it, and the
+   * requests sent after its exit get the failure of its end; a child that
+   * still runs after the quiet time closed its stdin (its reader died), and
+   * the link can no longer send (`closed`, or `transport_failed` for a write
+   * that failed otherwise). What was sent before may still be answered: the
+   * read goes on.
+   */
+  async #whyUnwritable(error: UnwrittenMessage): Promise<UpstreamFailure> {
+    if (await settlesWithin(this.#child.status, this.#exitQuietMs)) {
+      // As its end says: exited, or spawn_failed for a command that setpriv could not run.
+      return failureOfEnd(await this.ended);
+    }
+    const failure = error.cause instanceof Deno.errors.BrokenPipe
+      ? new UpstreamFailure("closed")
+      : new UpstreamFailure("transport_failed");
+    this.#sendEnded.resolve(failure);
+    return failure;
   }
 
   close(): Promise<void> {
@@ -224,23 +317,11 @@ class StdioLink implements UpstreamLink {
     // not hold the close (or starve the timers of its deadlines), and a
     // process that the child started must not keep the read open.
     this.#stopReading.abort();
-    // A child that does not read its stdin never takes the last write: the
-    // close of stdin has the same deadline as each later step.
-    const closed = this.#writer.close();
-    await settlesWithin(Promise.all([closed, this.#child.status]), this.#stopGraceMs);
-    if (await settlesWithin(this.#child.status, 0)) return;
-    try {
-      this.#child.kill("SIGTERM");
-    } catch {
-      return; // it stopped in the meantime
-    }
-    if (await settlesWithin(this.#child.status, this.#stopGraceMs)) return;
-    try {
-      this.#child.kill("SIGKILL");
-    } catch {
-      return;
-    }
-    await this.#child.status;
+    await stopChild({
+      child: this.#child,
+      stdinClosed: this.#writer.close(),
+      graceMs: this.#stopGraceMs,
+    });
   }
 }
 

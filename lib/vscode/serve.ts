@@ -16,6 +16,7 @@
 import { type Discover, serveStdioAuto } from "../embed/embed.ts";
 import { DEFAULT_LIMITS, type Limits } from "../settings/limits.ts";
 import { createLogger, type LogLevel, redirectConsoleToStderr } from "../log.ts";
+import { LOG_FLUSH_MS, stderrSink } from "../log_sink.ts";
 import type { ServerFactory, ServerProduct } from "../upstream/memory.ts";
 import { VSCODE_PROFILE } from "./profile.ts";
 import { ToolFilter } from "../translate/tool_filter.ts";
@@ -111,4 +112,6 @@ export async function serveStdio(
     closeOutput: options.output !== undefined,
     tools,
   });
+  // The last log lines reach a stderr that is read before the server goes on (or exits).
+  await stderrSink().flush(LOG_FLUSH_MS);
 }

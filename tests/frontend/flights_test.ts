@@ -76,8 +76,35 @@ Deno.test("flights: cancel aborts one flight with the reason, once; an unknown i
     [true, "the client canceled the request", 1],
   );
   deepStrictEqual([b.canceled, b.controller.signal.aborted], [false, false]);
-  // A canceled flight stays in the table until the request path removes it.
-  strictEqual(flights.add(1, "m") instanceof BridgeError, true);
+  // A canceled flight leaves the table at once: its id is free for a new request.
+  const again = added(flights.add(1, "m"));
+  // The late end of the canceled task does not take the new flight.
+  flights.remove(a);
+  flights.cancel(1, "the new one");
+  strictEqual(again.canceled, true);
+});
+
+Deno.test("flights: a canceled flight frees its slot at once; the tasks still ending have a bound of their own", () => {
+  const flights = new Flights(2);
+  const first = [added(flights.add(1, "m")), added(flights.add(2, "m"))];
+  strictEqual(flights.add(3, "m") instanceof BridgeError, true);
+  flights.cancel(1, "r");
+  flights.cancel(2, "r");
+  // Their tasks have not ended; the next requests take their slots.
+  const second = [added(flights.add(3, "m")), added(flights.add(4, "m"))];
+  flights.cancel(3, "r");
+  // Four tasks (two in flight or draining beside two draining): twice the limit, no more.
+  deepStrictEqual(dataOf(flights.add(5, "m")), {
+    code: -32603,
+    message: "The connection has too many requests in flight",
+    data: { cause: "too_many_requests" },
+  });
+  // A draining task that ends gives its room back.
+  flights.remove(first[0]!);
+  added(flights.add(5, "m"));
+  strictEqual(flights.add(6, "m") instanceof BridgeError, true);
+  for (const flight of [first[1]!, ...second]) flights.remove(flight);
+  added(flights.add(6, "m"));
 });
 
 Deno.test("flights: cancelAll aborts every flight with the reason", () => {
@@ -122,4 +149,65 @@ Deno.test("a canceled request gets no response; the upstream sees the cancel wit
   deepStrictEqual(await bridge.next(), { jsonrpc: "2.0", id: 4, result: {} });
   strictEqual(await bridge.exit(), 0);
   deepStrictEqual(await bridge.rest(500), []);
+});
+
+/** The lines of `count` calls from `first`: the tool `name` with `args`. */
+function calls(first: number, count: number, name: string, args: Record<string, unknown>): string {
+  let text = "";
+  for (let id = first; id < first + count; id++) {
+    text += JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name, arguments: args },
+    }) + "\n";
+  }
+  return text;
+}
+
+/** The lines of the cancels of `count` requests from `first`. */
+function cancels(first: number, count: number): string {
+  let text = "";
+  for (let id = first; id < first + count; id++) {
+    text += JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: id, reason: "user" },
+    }) + "\n";
+  }
+  return text;
+}
+
+/**
+ * `limit` calls in flight, then one write with a cancel of each and as many new
+ * calls: each new call gets its result, none is refused, a canceled call gets nothing.
+ */
+async function cancelsFreeSlots(limit: number, cancelled: number): Promise<void> {
+  using upstream = new ConsoleErrors();
+  await using bridge = new InProcessBridge(["--max-in-flight", String(limit)], server);
+  await bridge.initialize();
+  await bridge.writeRaw(calls(1, limit, "slow", { ms: 60_000 }));
+  await waitFor(
+    "the slow calls upstream",
+    () => upstream.text.split("fixture: slow started").length > limit,
+  );
+  const first = limit + 1;
+  await bridge.writeRaw(cancels(1, cancelled) + calls(first, cancelled, "echo", { text: "new" }));
+  const answers = [];
+  for (let i = 0; i < cancelled; i++) answers.push(await bridge.next());
+  deepStrictEqual(
+    answers.map((answer) => [answer?.id, answer?.result ? "result" : answer?.error]),
+    Array.from({ length: cancelled }, (_, i) => [first + i, "result"]),
+  );
+  strictEqual(await bridge.exit(), 0);
+  // The canceled calls got no response.
+  deepStrictEqual(await bridge.rest(500), []);
+}
+
+Deno.test("--max-in-flight 4, 4 calls in flight: one read with a cancel and a new call gives the new call its slot", async () => {
+  await cancelsFreeSlots(4, 1);
+});
+
+Deno.test("256 calls in flight: one write with 256 cancels and 256 new calls refuses none", async () => {
+  await cancelsFreeSlots(256, 256);
 });

@@ -1,5 +1,5 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { MessageWriter } from "../../lib/jsonrpc/writer.ts";
+import { MessageWriter, UnwrittenMessage } from "../../lib/jsonrpc/writer.ts";
 
 Deno.test("writer writes one whole message per line in the order of the calls, with back pressure", async () => {
   const lines: string[] = [];
@@ -78,7 +78,11 @@ Deno.test("a message that JSON.stringify cannot write is replaced, and the write
   const large = { big: "x".repeat(300_000), deep };
   markLarge(large);
   await writer.write({ jsonrpc: "2.0", id: 2, result: large });
-  await writer.write({ jsonrpc: "2.0", method: "deep", params: deep }); // dropped
+  // Not replaced: its write rejects, and the writer goes on.
+  const dropped = await writer.write({ jsonrpc: "2.0", method: "deep", params: deep }).catch((e) =>
+    e
+  );
+  strictEqual(dropped instanceof UnwrittenMessage && dropped.reason, "unserializable");
   await writer.write({ jsonrpc: "2.0", id: 3, result: {} });
   await writer.close();
   deepStrictEqual(out.text().split("\n"), [
@@ -188,4 +192,34 @@ Deno.test("a WritableStream's chunks are never reused: a reader that reads them 
   deepStrictEqual(text.trimEnd().split("\n").map((l) => JSON.parse(l).params.i), [
     ...Array(20).keys(),
   ]);
+});
+
+Deno.test("a sink that fails: the messages of that write and every later one reject with its error, the hold ends", async () => {
+  const gone = new Deno.errors.BrokenPipe("the reader is gone");
+  let writes = 0;
+  const writer = new MessageWriter({
+    write: (bytes) => ++writes === 1 ? Promise.resolve(bytes.length) : Promise.reject(gone),
+  }, { highWaterBytes: 64 });
+  await writer.write({ jsonrpc: "2.0", method: "first" });
+  const pad = "x".repeat(100);
+  // One batch, above the high water: the readers are held until the sink fails.
+  const batch = [1, 2, 3].map((n) =>
+    writer.write({ jsonrpc: "2.0", method: "m", params: { n, pad } }).catch((e) => e)
+  );
+  const hold = writer.hold();
+  ok(hold);
+  const failed = await Promise.all(batch);
+  await hold;
+  for (const error of failed) {
+    ok(error instanceof UnwrittenMessage && error.reason === "broken", String(error));
+    strictEqual(error.cause, gone);
+  }
+  // A later write fails at once, without a write to the sink.
+  const later = await writer.write({ jsonrpc: "2.0", method: "later" }).catch((e) => e);
+  strictEqual(later, failed[0]);
+  strictEqual(writes, 2);
+  strictEqual(writer.hold(), undefined);
+  await writer.close();
+  const closed = await writer.write({ jsonrpc: "2.0", method: "closed" }).catch((e) => e);
+  strictEqual(closed instanceof UnwrittenMessage && closed.reason, "closed");
 });

@@ -14,6 +14,8 @@ import { InProcessBridge } from "../frontend/in_process.ts";
 import { ChildStderr } from "../frontend/in_process_tools.ts";
 import { inProcessTransport } from "../frontend/v1_client.ts";
 import { server } from "../fixtures/modern_server.ts";
+import { serveMcp } from "../fixtures/http_raw.ts";
+import { SECRET_ARGS, SECRET_ENV } from "../upstream/http_link_helpers.ts";
 
 Deno.test("stream filter: the declared lists and every subscribed URI", () => {
   deepStrictEqual(streamFilter(new Set(["tools", "resources"]), ["a", "b"]), {
@@ -352,4 +354,150 @@ Deno.test("v1 client and an SDK v2 server: list changes and resource updates of 
   } finally {
     await client.close();
   }
+});
+
+// After the last unsubscribe (spec M3, "Steps of a change of the subscriptions"): a server that
+// declares resources.subscribe and no list change, a stream lost once (it ends with a result),
+// then the last URI unsubscribed: the wait that the loss armed opens no stream, on each transport.
+
+/** How a test drives one transport's upstream: its listen requests and the end of a stream. */
+interface SubscribeOnly {
+  readonly bridge: InProcessBridge;
+  /** The resourceSubscriptions of each subscriptions/listen that the server got, in order. */
+  listens(): Promise<unknown[]>;
+  /** Ends every open stream with a result. */
+  endStreams(): Promise<void>;
+}
+
+async function noStreamAfterLastUnsubscribe(
+  time: FakeTime,
+  upstream: SubscribeOnly,
+): Promise<void> {
+  const { bridge } = upstream;
+  await bridge.initialize({}, true);
+  await bridge.request(2, "resources/subscribe", { uri: "x://a" });
+  deepStrictEqual(await bridge.response(2), { jsonrpc: "2.0", id: 2, result: {} });
+  deepStrictEqual(await upstream.listens(), [[], ["x://a"]]);
+  await upstream.endStreams();
+  await waitFor("the wait after the loss", () => time.pending.includes(500));
+  await bridge.request(3, "resources/unsubscribe", { uri: "x://a" });
+  deepStrictEqual(await bridge.response(3), { jsonrpc: "2.0", id: 3, result: {} });
+  // No timer is left, and no stream opens however long the bridge waits.
+  deepStrictEqual(time.pending, []);
+  await time.tick(120_000);
+  deepStrictEqual(await upstream.listens(), [[], ["x://a"]]);
+  // The next subscribe opens a stream again, without the events of a gap.
+  await bridge.request(4, "resources/subscribe", { uri: "x://b" });
+  deepStrictEqual(await bridge.until(4), [{ jsonrpc: "2.0", id: 4, result: {} }]);
+  deepStrictEqual(await upstream.listens(), [[], ["x://a"], ["x://b"]]);
+  strictEqual(await bridge.exit(), 0);
+}
+
+Deno.test("subscribe only over stdio: a stream lost before the last unsubscribe opens no new stream", async () => {
+  const time = new FakeTime();
+  await using bridge = new InProcessBridge(["--log-level", "debug"], RAW_SERVER("subonly"), {
+    clock: time,
+  });
+  let id = 0;
+  await noStreamAfterLastUnsubscribe(time, {
+    bridge,
+    listens: async () => {
+      const { filters } = await listens(bridge, `listens-${++id}`);
+      return (filters as Obj[]).map((filter) => filter.resourceSubscriptions);
+    },
+    endStreams: async () => void await bridge.call(`end-${++id}`, "end_listens"),
+  });
+});
+
+Deno.test("subscribe only over HTTP: a stream lost before the last unsubscribe opens no new stream", async () => {
+  const time = new FakeTime();
+  const seen: unknown[] = [];
+  const open = new Set<ReadableStreamDefaultController<Uint8Array>>();
+  const enc = new TextEncoder();
+  const event = (controller: ReadableStreamDefaultController<Uint8Array>, message: unknown) =>
+    controller.enqueue(enc.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
+  await using upstream = serveMcp((m) => {
+    if (m.method !== "subscriptions/listen") return undefined;
+    const notifications = m.params?.notifications as Obj;
+    seen.push(notifications.resourceSubscriptions);
+    const _meta = { "io.modelcontextprotocol/subscriptionId": m.id };
+    let stream!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        stream = controller;
+        open.add(controller);
+        event(controller, {
+          jsonrpc: "2.0",
+          method: "notifications/subscriptions/acknowledged",
+          params: { notifications, _meta },
+        });
+      },
+      cancel: () => void open.delete(stream),
+    });
+    // Ended by the test: a result, then the end of the body.
+    const end = () => {
+      if (!open.delete(stream)) return;
+      event(stream, { jsonrpc: "2.0", id: m.id, result: { resultType: "complete", _meta } });
+      stream.close();
+    };
+    enders.push(end);
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  }, { resources: { subscribe: true } });
+  const enders: (() => void)[] = [];
+  await using bridge = new InProcessBridge(SECRET_ARGS, upstream.url, {
+    env: SECRET_ENV,
+    clock: time,
+  });
+  await noStreamAfterLastUnsubscribe(time, {
+    bridge,
+    listens: () => Promise.resolve([...seen]),
+    endStreams: () => Promise.resolve(enders.splice(0).forEach((end) => end())),
+  });
+});
+
+Deno.test({
+  name:
+    "an upstream that closes its stdin after its stream ended: one try to open a new stream, then none",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    const SUB = "io.modelcontextprotocol/subscriptionId";
+    const DISCOVER_LIST_CHANGED = {
+      resultType: "complete",
+      supportedVersions: ["2026-07-28"],
+      capabilities: { tools: { listChanged: true } },
+    };
+    const lines = [
+      { jsonrpc: "2.0", id: 1, result: DISCOVER_LIST_CHANGED },
+      {
+        jsonrpc: "2.0",
+        method: "notifications/subscriptions/acknowledged",
+        params: { _meta: { [SUB]: 2 } },
+      },
+      { jsonrpc: "2.0", id: 2, result: { resultType: "complete", _meta: { [SUB]: 2 } } },
+    ].map((line) => `'${JSON.stringify(line)}'`);
+    // server/discover, then the stream: acknowledged, the stdin closed, the stream ended.
+    const script = `read discover; echo ${lines[0]}; read listen; echo ${lines[1]}; ` +
+      `exec 0<&-; echo ${lines[2]}; exec sleep 30`;
+    const time = new FakeTime();
+    const flags = ["--log-level", "debug", "--stop-grace", "0.1"];
+    await using bridge = new InProcessBridge(flags, ["sh", "-c", script], {
+      clock: time,
+    });
+    await bridge.initialize({}, true);
+    deepStrictEqual(await bridge.next(), TOOLS_CHANGED);
+    const waits = () => bridge.logs.filter((l) => l.includes("a new stream opens in")).length;
+    await waitFor("the wait after the end of the stream", () => waits() === 1);
+    // The new stream cannot be written: the link can no longer send, and no stream opens again.
+    await time.tick(500);
+    await waitFor(
+      "the end of the second stream",
+      () =>
+        bridge.logs.some((l) => l.includes("the next change of the subscriptions opens a new one")),
+    );
+    await time.tick(120_000);
+    strictEqual(waits(), 1, bridge.logs.join("\n"));
+    deepStrictEqual(time.pending, []);
+    assertSomeIncludes(bridge.logs, "the upstream server closed its stdin");
+    strictEqual(await bridge.exit(), 1);
+  },
 });

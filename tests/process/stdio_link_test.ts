@@ -1,6 +1,7 @@
 /**
  * The stdio link over the real program: an upstream that stops reading its
- * stdin, one that closes its stdout and runs on, and the death of the bridge.
+ * stdin, one that closes its stdout or its stdin and runs on, a server behind
+ * a shell (what the command started), and the death of the bridge.
  */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
@@ -123,6 +124,91 @@ Deno.test({
     ]);
   },
 });
+
+Deno.test({
+  name:
+    "an upstream that closes its stdin and runs on: each later request fails at once with closed, the earlier ones get their answers",
+  ignore: !linux,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    const release = `${dir}/release`;
+    try {
+      await using bridge = new BridgeProcess(["--stop-grace", "0.3", "--", ...STUBBORN()]);
+      await bridge.initialize();
+      const pid = await upstreamPid(bridge, 2);
+      await using _ = killLater(pid);
+      // 8 calls before the close: written, unanswered.
+      for (let id = 3; id <= 10; id++) {
+        await bridge.request(id, "tools/call", { name: "held", arguments: {} });
+      }
+      await bridge.request(11, "tools/call", { name: "close_stdin", arguments: { release } });
+      const closed = (await bridge.response(11)).result as { structuredContent: unknown };
+      deepStrictEqual(closed.structuredContent, { closed: true });
+      // 9 calls after it: none can be written; each fails at once (1 s: a hang guard).
+      for (let id = 12; id <= 20; id++) {
+        await bridge.request(id, id % 2 ? "tools/list" : "tools/call", { name: "pid" });
+      }
+      for (let id = 12; id <= 20; id++) {
+        deepStrictEqual((await bridge.response(id, 1000)).error, CLOSED);
+      }
+      // The server still answers what it got.
+      await Deno.writeTextFile(release, "");
+      for (let id = 3; id <= 10; id++) {
+        const held = (await bridge.response(id, 5000)).result as { structuredContent: unknown };
+        deepStrictEqual(held.structuredContent, { held: true });
+      }
+      await bridge.request(21, "ping");
+      deepStrictEqual((await bridge.response(21)).result, {});
+      strictEqual(await bridge.exit(), 1);
+      deepStrictEqual(bridge.queued, []);
+      const lines = bridge.stderr.split("\n").filter((line) =>
+        line.startsWith("[mcp-bridge-vscode]")
+      );
+      deepStrictEqual(lines, [
+        "[mcp-bridge-vscode] error: the upstream server closed its stdin: each later request " +
+        "fails; the requests that it has wait for their answers",
+      ]);
+      strictEqual(await isRunning(pid), false, "the upstream still runs");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+/** The stubborn server behind a shell that waits for it: `sh -c "deno ... stubborn.ts; true"`. */
+const BEHIND_SHELL = (...args: string[]) => [
+  "sh",
+  "-c",
+  `"${DENO}" run -A "${ROOT}tests/fixtures/stubborn_server.ts" ${args.join(" ")}; true`,
+];
+
+for (const ignoreTerm of [false, true]) {
+  Deno.test({
+    name: `behind sh -c "...; true", a server that ignores the end of its stdin${
+      ignoreTerm ? " and SIGTERM" : ""
+    } stops with the bridge (the processes that the command started)`,
+    ignore: Deno.build.os === "windows",
+    async fn() {
+      await using bridge = new BridgeProcess([
+        "--shutdown-grace",
+        "0.2",
+        "--stop-grace",
+        "0.3",
+        "--",
+        ...BEHIND_SHELL(...(ignoreTerm ? ["--ignore-term"] : [])),
+      ]);
+      await bridge.initialize();
+      // The server's own pid: a grandchild of the bridge.
+      const pid = await upstreamPid(bridge, 2);
+      await using _ = killLater(pid);
+      strictEqual(await isRunning(pid), true);
+      strictEqual(await within(bridge.exit(), 10_000, "exit of the bridge"), 0, bridge.stderr);
+      // The shell got SIGTERM with it; a server that ignores SIGTERM got SIGKILL after the grace.
+      strictEqual(await isRunning(pid), false, "the server behind the shell still runs");
+      strictEqual(bridge.stderr.includes("stubborn: ignored SIGTERM"), ignoreTerm, bridge.stderr);
+    },
+  });
+}
 
 /** The bridge with its own `PATH`, which decides whether setpriv is found. */
 function bridgeWithPath(path: string, upstream: string[]): Deno.ChildProcess {

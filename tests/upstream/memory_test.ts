@@ -176,3 +176,26 @@ Deno.test("memory link: a bridge that holds its frames holds the server's sends 
   assertEquals([logs, sent], [100, 100]);
   await client.close();
 });
+
+Deno.test("memory link: a server that closes its end cannot be half closed: what is in flight and each later request fail at once with closed", async () => {
+  let server: McpServer | undefined;
+  const link = await connectMemoryLink(() => {
+    server = new McpServer({ name: "closing", version: "1" });
+    server.registerTool("hang", {}, () => new Promise(() => {}));
+    return server;
+  });
+  const client = new UpstreamClient(link, CLIENT);
+  await client.discover(1000);
+  const inFlight = client.request("tools/call", { name: "hang", arguments: {} }, {}).catch((e) =>
+    e
+  );
+  await waitFor("the server", () => server);
+  await server!.close();
+  assertEquals((await inFlight).kind, "closed");
+  const later = await client.request("tools/list", {}, {}).catch((e) => e);
+  assertEquals(later.kind, "closed");
+  // The link ends whole: it has no send end of its own.
+  assertEquals("sendEnded" in link, false);
+  assertEquals(client.cannotSend, false);
+  await client.close();
+});

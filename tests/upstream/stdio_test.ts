@@ -4,7 +4,7 @@
  * the start through the death-signal wrapper.
  */
 
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, match, ok, strictEqual } from "node:assert/strict";
 import { UpstreamClient } from "../../lib/upstream/client.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
@@ -39,6 +39,7 @@ function tap(l: UpstreamLink, seen: (frame: UpstreamFrame) => void): UpstreamLin
   return {
     isRemote: l.isRemote,
     ended: l.ended,
+    ...(l.sendEnded && { sendEnded: l.sendEnded }),
     send: (message) => l.send(message),
     close: () => l.close(),
     read: (onFrame) =>
@@ -245,7 +246,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "sends above the high water wait for the child, in their order, and none is lost",
+  name:
+    "messages above the high water wait for the child in the writer's queue, in their order, and none is lost",
   ignore: !posix,
   async fn() {
     // The child reads nothing for 300 ms, then echoes its stdin.
@@ -321,5 +323,138 @@ Deno.test({
     await l.read(() => {});
     deepStrictEqual(await l.ended, { kind: "exited", code: 127 });
     await l.close();
+  },
+});
+
+Deno.test({
+  name:
+    "a child that closes its stdin and runs on: later requests fail at once with closed, earlier ones get their answers",
+  ignore: !posix,
+  async fn() {
+    const release = await Deno.makeTempDir();
+    const go = `${release}/go`;
+    // Reads 8 requests, closes its stdin, says so, and answers them only once the test lets it.
+    const l = await link(
+      `i=0; while [ $i -lt 8 ]; do read line; i=$((i+1)); done; exec 0<&-; ` +
+        `echo '{"jsonrpc":"2.0","method":"notifications/closed"}'; ` +
+        `while [ ! -e ${go} ]; do sleep 0.02; done; ` +
+        `for n in 1 2 3 4 5 6 7 8; do echo "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":$n,\\"result\\":{\\"n\\":$n}}"; done; ` +
+        `exec sleep 30`,
+    );
+    let closed = false;
+    const client = new UpstreamClient(
+      tap(l, (frame) => {
+        if (frame.kind === "message" && frame.value.method === "notifications/closed") {
+          closed = true;
+        }
+      }),
+      CLIENT,
+    );
+    try {
+      const before = Array.from(
+        { length: 8 },
+        () => client.request("tools/call", {}, { timeoutMs: 60_000 }).catch((e) => e),
+      );
+      await waitFor("the close of the child's stdin", () => closed);
+      strictEqual(client.cannotSend, false);
+      const after = await within(
+        Promise.all(Array.from(
+          { length: 9 },
+          () => client.request("tools/call", {}, { timeoutMs: 60_000 }).catch((e) => e),
+        )),
+        1000,
+        "the failures of the requests after the close (a hang guard)",
+      );
+      deepStrictEqual(after.map((e) => e instanceof UpstreamFailure && e.kind), [
+        ...Array(9).fill("closed"),
+      ]);
+      strictEqual(client.cannotSend, true);
+      strictEqual((await within(l.sendEnded!, 100, "sendEnded")).kind, "closed");
+      // The requests that went out before still get their answers.
+      await Deno.writeTextFile(go, "");
+      deepStrictEqual(await within(Promise.all(before), 5000, "the earlier answers"), [
+        ...Array.from({ length: 8 }, (_, i) => ({ n: i + 1 })),
+      ]);
+      strictEqual(client.end, undefined);
+    } finally {
+      await client.close();
+      await Deno.remove(release, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "a child that does not read its stdin: above the backlog bound a request fails at once, a notification still queues",
+  ignore: !posix,
+  async fn() {
+    const warnings: string[] = [];
+    // The child reads nothing for 300 ms, then all of its stdin.
+    const l = await link("sleep 0.3; exec cat > /dev/null", {
+      maxBacklogBytes: 256 * 1024,
+      warn: (message) => void warnings.push(message),
+      stopGraceMs: 2000,
+    });
+    const pad = "p".repeat(100 * 1024);
+    const request = (id: number) => ({ jsonrpc: "2.0" as const, id, method: "x", params: { pad } });
+    // Sent in one task: 0, 100 and 200 KiB wait before the first three; 300 KiB before the fourth.
+    const sends = [0, 1, 2, 3, 4].map((id) =>
+      l.send(request(id)).then(() => "written", (e: unknown) => e)
+    );
+    // A notification is queued, never refused (nobody waits for its write).
+    await within(
+      l.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { pad } }),
+      100,
+      "the queue of the notification",
+    );
+    const refused = await within(Promise.all(sends.slice(3)), 1000, "the refusals");
+    for (const failure of refused) {
+      ok(failure instanceof UpstreamFailure, String(failure));
+      strictEqual(failure.kind, "transport_failed");
+      strictEqual(
+        failure.detail,
+        "the upstream server does not read its stdin, limit: 262144 bytes",
+      );
+    }
+    strictEqual(warnings.length, 1);
+    match(
+      warnings[0]!,
+      /^the upstream server does not read its stdin: 30\d{4} bytes wait for it, each request fails until it reads \(limit: 262144 bytes\)$/,
+    );
+    // The child reads: what was queued goes out, and the next request too.
+    deepStrictEqual(await within(Promise.all(sends.slice(0, 3)), 5000, "the first writes"), [
+      "written",
+      "written",
+      "written",
+    ]);
+    await within(l.send(request(99)), 5000, "a later request");
+    deepStrictEqual(warnings.slice(1), [
+      "the upstream server reads its stdin again: requests go out again",
+    ]);
+    await l.close();
+  },
+});
+
+Deno.test({
+  name:
+    "a write after the child stopped fails with the cause of its end: spawn_failed for a command that did not start",
+  ignore: !linux,
+  async fn() {
+    // Through setpriv: it starts, then exits 127 before any output.
+    const l = await spawnStdioLink({
+      command: "no-such-command-x9",
+      args: [],
+      maxLineBytes: 1024,
+      stopGraceMs: 200,
+    });
+    const reading = l.read(() => {});
+    const end = await l.ended;
+    strictEqual(end.kind === "failed" && end.failure?.kind, "spawn_failed");
+    const refused = await l.send({ jsonrpc: "2.0", id: 1, method: "server/discover" }).catch((e) =>
+      e
+    );
+    strictEqual(refused instanceof UpstreamFailure && refused.kind, "spawn_failed");
+    await l.close();
+    await reading;
   },
 });

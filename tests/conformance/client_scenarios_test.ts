@@ -9,6 +9,7 @@
  */
 
 import { ok } from "node:assert/strict";
+import { programArgs } from "../process/program.ts";
 import { conformance, ROOT } from "./run_cli.ts";
 
 const DENO = Deno.execPath();
@@ -18,7 +19,7 @@ for (const scenario of ["tools_call", "request-metadata"]) {
     const output = await conformance([
       "client",
       "--command",
-      `${DENO} run -q -P=test ${ROOT}scripts/conformance_client.ts`,
+      `${DENO} run -q -P=test ${ROOT}scripts/conformance_client.ts ${programArgs([]).join(" ")}`,
       "--scenario",
       scenario,
       "--spec-version",

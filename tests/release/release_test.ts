@@ -16,6 +16,7 @@ import {
   npmPackageName,
   PERMISSION_SET,
   permissionFlags,
+  runtimeFlags,
   TARGETS,
 } from "../../scripts/release_targets.ts";
 import { chosenTargets } from "../../scripts/compile.ts";
@@ -83,18 +84,22 @@ Deno.test("release: compile.ts builds every target with the flags of the default
     "darwin",
   ]);
   deepStrictEqual(chosenTargets([], true), hostTarget() ? [hostTarget()] : []);
+  // The flags of the binary: the set's, and a chunk loaded when its import() runs (as denort).
+  deepStrictEqual(runtimeFlags(), [...permissionFlags(), "--unstable-lazy-dynamic-imports"]);
   for (const t of TARGETS) {
-    const args = compileArgs(t, `dist/${assetName(t)}`, "main.ts");
+    const args = compileArgs(t, `dist/${assetName(t)}`, "dist/bundle/main.js");
+    // The bundle without a config file (no import map, no lockfile, no node_modules), all of it.
     deepStrictEqual(args, [
       "compile",
-      ...permissionFlags(),
-      "--node-modules-dir=none",
-      "--exclude-unused-npm",
+      "--no-config",
+      ...runtimeFlags(),
+      "--include",
+      "dist/bundle",
       "--target",
       t.target,
       "--output",
       `dist/${assetName(t)}`,
-      "main.ts",
+      "dist/bundle/main.js",
     ]);
     // No -A and no flag outside the set: the binary has the sandbox contract, nothing more.
     ok(!args.includes("-A") && !args.some((a) => a.startsWith("--allow-all")));

@@ -279,7 +279,7 @@ async function compiledBytes(
 function against(value: number, floor: number, limit: number, unit: (n: number) => string): string {
   const over = value - floor;
   return `floor ${over < 0 ? "-" : "+"} ${unit(Math.abs(over))} (target <= + ${unit(limit)}: ${
-    over <= limit ? "ok" : "over"
+    verdict(over <= limit)
   })`;
 }
 
@@ -319,7 +319,7 @@ async function main(): Promise<void> {
     out(
       `  stdio upstream: initialize answered after ${ms(median(bridged))}; the upstream alone ` +
         `answers server/discover after ${ms(median(alone))}: + ${ms(extra)} (target <= + 50 ms: ${
-          extra <= 50 ? "ok" : "over"
+          verdict(extra <= 50)
         })`,
     );
     const floorIdle = idleFigure([
@@ -370,7 +370,7 @@ async function main(): Promise<void> {
       if (binary && floorBinary) {
         out(
           `  compiled binary - Deno: ${mb(binary.bytes)} (target <= 3 MB: ${
-            binary.bytes <= 3e6 ? "ok" : "over"
+            verdict(binary.bytes <= 3e6)
           }), embedded files ${binary.files}; a compiled one-line script - Deno: ${
             mb(floorBinary.bytes)
           }: the bridge adds ${mb(binary.bytes - floorBinary.bytes)}`,

@@ -24,7 +24,7 @@ import { launcherManifest, launcherScript, platformManifest } from "../../script
 import { plan } from "../../scripts/release_plan.ts";
 import { writeChecksums } from "../../scripts/checksums.ts";
 import { smoke } from "../../scripts/smoke.ts";
-import { DENO, ROOT } from "../process/helpers.ts";
+import { DENO, programArgs, ROOT } from "../process/helpers.ts";
 
 type Step = { run?: string; uses?: string; with?: Record<string, unknown> };
 type Job = {
@@ -221,13 +221,16 @@ Deno.test({
   },
 });
 
-Deno.test("release: the smoke script passes through the bridge (deno run -P main.ts) and fails without it", async () => {
-  deepStrictEqual(await smoke([DENO, "run", "-q", "-P", `${ROOT}main.ts`]), [
+Deno.test("release: the smoke script passes through the bridge (the bundle, and deno run -P main.ts) and fails without it", async () => {
+  const passed = [
     `ok mcp-bridge-vscode ${config.version}`,
     "ok initialize: 2025-11-25, server demo-2026",
     "ok tools/call echo",
     "ok exit 0 at the end of the input",
-  ]);
+  ];
+  // The bundle that the binary embeds, as the binary runs it; and the sources, as deno task start.
+  deepStrictEqual(await smoke([DENO, ...programArgs([])]), passed);
+  deepStrictEqual(await smoke([DENO, "run", "-q", "-P", `${ROOT}main.ts`]), passed);
   // A "bridge" that answers --version but not the protocol: the smoke test fails.
   const fake = await Deno.makeTempFile({ suffix: ".ts" });
   try {

@@ -275,6 +275,19 @@ async function compiledBytes(
   }
 }
 
+/** A script that starts `upstream`, sends server/discover, reads the answer, then waits on stdin. */
+function spawnAndWait(upstream: readonly string[]): string {
+  return `const child = new Deno.Command(${JSON.stringify(upstream[0])}, {
+  args: ${JSON.stringify(upstream.slice(1))}, stdin: "piped", stdout: "piped", stderr: "null",
+}).spawn();
+const writer = child.stdin.getWriter();
+await writer.write(new TextEncoder().encode(${JSON.stringify(JSON.stringify(DISCOVER) + "\n")}));
+await child.stdout.pipeThrough(new TextDecoderStream()).getReader().read();
+const buffer = new Uint8Array(65536);
+while ((await Deno.stdin.read(buffer)) !== null);
+`;
+}
+
 /** `value` against `floor + limit`: the difference and the verdict. */
 function against(value: number, floor: number, limit: number, unit: (n: number) => string): string {
   const over = value - floor;
@@ -342,6 +355,22 @@ async function main(): Promise<void> {
       const vs = floorIdle ? `, ${against(figure.rss, floorIdle.rss, limitMib * 1024, mib)}` : "";
       out(`  ${name}: idle RSS ${mib(figure.rss)}${vs}${own(figure)}`);
     };
+    // Not a target: what any process that starts the upstream and talks to it once costs
+    // (the child, its pipes, streams), which a bridge in front of a command cannot avoid.
+    const spawning = `${dir}/spawn_wait.js`;
+    await Deno.writeTextFile(spawning, spawnAndWait(UPSTREAM));
+    const spawnIdle = idleFigure([
+      await idleFloor(script(spawning)),
+      await idleFloor(script(spawning)),
+      await idleFloor(script(spawning)),
+    ]);
+    if (spawnIdle && floorIdle) {
+      out(
+        `  (a script that starts the upstream, reads its answer and waits: ${
+          mib(spawnIdle.rss)
+        }, floor + ${mib(spawnIdle.rss - floorIdle.rss)})`,
+      );
+    }
     await idle("stdio upstream", 8, [...bridge, "--", ...UPSTREAM]);
     const http = await httpUpstream();
     try {

@@ -17,10 +17,10 @@
  */
 
 import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import { buildBundle, bundleRunArgs } from "../../scripts/bundle.ts";
 
-const ROOT = new URL("../../", import.meta.url);
-const root = decodeURIComponent(ROOT.pathname);
+const root = fileURLToPath(new URL("../../", import.meta.url));
 
 /** What the bundle is made of, besides the files under `lib/`. */
 const INPUTS = ["main.ts", "deno.json", "deno.lock", "scripts/bundle.ts"];

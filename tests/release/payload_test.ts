@@ -21,7 +21,7 @@ const FILES_LIMIT_BYTES = 3_000_000;
  * The size of the embedded files in the summary of `deno compile`
  * (`Files: 2.14MB`), in bytes: its KB and MB are of 1024.
  */
-export function embeddedBytes(summary: string): number {
+function embeddedBytes(summary: string): number {
   // deno-lint-ignore no-control-regex
   const plain = summary.replace(/\x1b\[[0-9;]*m/g, "");
   const match = /^Files:\s*([\d.]+)\s*(B|KB|MB|GB)\s*$/m.exec(plain);

@@ -14,7 +14,7 @@
 import { deepStrictEqual, ok } from "node:assert/strict";
 import { bundleRunArgs } from "../../scripts/bundle.ts";
 import { DENO, ROOT } from "./helpers.ts";
-import { testBundle } from "./program.ts";
+import { bundleInputs, testBundle } from "./program.ts";
 
 interface ModuleInfo {
   readonly specifier: string;
@@ -203,6 +203,13 @@ Deno.test("bundle: the program and its npm packages are there, the tests' packag
   ];
   const wrong = graph.all.filter((source) => tests.some((part) => source.startsWith(part)));
   deepStrictEqual(wrong, [], "the tests' packages are in the bundle");
+});
+
+Deno.test("bundle: the tests' bundle is named by a hash of every source it holds (never stale)", () => {
+  const inputs = new Set(bundleInputs());
+  const own = graph.all.filter((source) => !/^(npm|node):/.test(source));
+  ok(own.includes("main.ts") && own.includes("lib/cli/run.ts"), own.join(" "));
+  deepStrictEqual(own.filter((source) => !inputs.has(source)), []);
 });
 
 Deno.test("bundle: a stack trace names the source files and lines (the linked source maps)", async () => {

@@ -39,10 +39,15 @@ function filesUnder(dir: string): string[] {
   return out.sort();
 }
 
+/** The files that the bundle is made of (relative to the root): its key hashes them. */
+export function bundleInputs(): string[] {
+  return [...INPUTS, ...filesUnder("lib")];
+}
+
 /** The hash of everything the bundle is made of. */
 export function bundleKey(): string {
   const hash = createHash("sha256").update(Deno.version.deno);
-  for (const file of [...INPUTS, ...filesUnder("lib")]) {
+  for (const file of bundleInputs()) {
     hash.update(`\0${file}\0`).update(Deno.readFileSync(`${root}${file}`));
   }
   return hash.digest("hex").slice(0, 16);

@@ -45,7 +45,7 @@ export function bundleInputs(): string[] {
 }
 
 /** The hash of everything the bundle is made of. */
-export function bundleKey(): string {
+function bundleKey(): string {
   const hash = createHash("sha256").update(Deno.version.deno);
   for (const file of bundleInputs()) {
     hash.update(`\0${file}\0`).update(Deno.readFileSync(`${root}${file}`));

@@ -14,9 +14,10 @@ import { BridgeProcess, DENO, MODERN_SERVER, programArgs, ROOT } from "./helpers
 
 const dec = new TextDecoder();
 
-async function run(args: string[], deno = programArgs(args)) {
+/** Runs `deno` with `args` (the program under test's by default) and no input. */
+async function run(args: string[], deno = programArgs) {
   const out = await new Deno.Command(DENO, {
-    args: deno,
+    args: deno(args),
     cwd: ROOT,
     stdin: "null",
     stdout: "piped",
@@ -85,6 +86,6 @@ Deno.test("deno task start runs with -q: no warning of the permissions in the co
   const stderr = dec.decode(task.stderr);
   strictEqual(/permissions in the config/i.test(stderr), false, stderr);
   // Without -q, Deno prints it: the check above can fail.
-  const loud = await run([], ["run", "-P", `${ROOT}main.ts`, "--version"]);
+  const loud = await run(["--version"], (argv) => ["run", "-P", `${ROOT}main.ts`, ...argv]);
   strictEqual(/permissions in the config/i.test(loud.stderr), true, loud.stderr);
 });

@@ -2,10 +2,11 @@
  * Runs the real program over pipes: the bundle that the release binary
  * carries, as the binary runs it (`program.ts`: no config file, the flags of
  * the `default` permission set of deno.json), with a whole command line, so
- * the permission set is the one under test. Three ways to talk to it: `BridgeProcess` (messages and raw lines; it reads
- * only when the test does, so a test can stop reading), `connectV1` (the v1
- * SDK client, as VS Code runs it) and `runBridge` (no input: exit code and
- * output). Each gets the environment of `bridgeEnv`.
+ * the permission set is the one under test. Three ways to talk to it:
+ * `BridgeProcess` (messages and raw lines; it reads only when the test does,
+ * so a test can stop reading), `connectV1` (the v1 SDK client, as VS Code
+ * runs it) and `runBridge` (no input: exit code and output). Each gets the
+ * environment of `bridgeEnv`.
  */
 
 import { fileURLToPath } from "node:url";

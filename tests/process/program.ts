@@ -95,12 +95,3 @@ export function testBundle(): string {
 export function programArgs(argv: readonly string[]): string[] {
   return bundleRunArgs(testBundle(), ...argv);
 }
-
-/**
- * The arguments of `deno` that run the program from its sources, as
- * `deno task start` does (with deno.json, its `default` permission set and
- * its lockfile): for the tests of that way to run it.
- */
-export function sourceArgs(argv: readonly string[]): string[] {
-  return ["run", "-q", "-P", `${root}main.ts`, ...argv];
-}

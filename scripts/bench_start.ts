@@ -188,6 +188,31 @@ async function answeredMs(command: readonly string[], first: unknown): Promise<n
   }
 }
 
+/**
+ * `upstream` behind a shell that first writes the time (ns since the epoch)
+ * into `stamp`: when the bridge started it.
+ */
+const stamped = (stamp: string, upstream: readonly string[]) => [
+  "sh",
+  "-c",
+  'date +%s%N > "$0"; exec "$@"',
+  stamp,
+  ...upstream,
+];
+
+/** The time from the start of the bridge `command` to its start of the upstream (`stamped`). */
+async function spawnedMs(command: readonly string[], stamp: string): Promise<number> {
+  const start = Date.now();
+  const child = new LineChild(command);
+  try {
+    await child.send(INITIALIZE);
+    await child.response();
+    return Number(await Deno.readTextFile(stamp)) / 1e6 - start;
+  } finally {
+    await child.stop();
+  }
+}
+
 /** The memory of a bridge after initialize, a tools/list and IDLE_MS of nothing, in KiB. */
 async function idleKib(command: readonly string[], env: Record<string, string> = {}) {
   const child = new LineChild(command, env);
@@ -334,6 +359,16 @@ async function main(): Promise<void> {
         `answers server/discover after ${ms(median(alone))}: + ${ms(extra)} (target <= + 50 ms: ${
           verdict(extra <= 50)
         })`,
+    );
+    // Where the extra goes: the bridge starts the upstream only after its own start.
+    const stamp = `${dir}/spawned`;
+    const spawned: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      spawned.push(await spawnedMs([...bridge, "--", ...stamped(stamp, UPSTREAM)], stamp));
+    }
+    out(
+      `  (the bridge starts the upstream ${ms(median(spawned))} after its own start; ` +
+        `a one-line script runs in ${ms(floor.ms)})`,
     );
     const floorIdle = idleFigure([
       await idleFloor(script(waiting)),

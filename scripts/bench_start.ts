@@ -12,8 +12,10 @@
  * the process's own: the rest is the Deno binary's pages, shared by every
  * bridge); and the size of the compiled binary less the Deno binary (with
  * DENORT_BIN set to this Deno), against a compiled one-line script. Prints
- * each figure with its target (issue 38). A benchmark, not a test: nothing
- * here fails on a slow machine.
+ * each figure with its target (issue 38), and, without a target, where the
+ * cost goes: how long after its own start the bridge starts the upstream,
+ * and the idle memory of a script that starts the upstream and reads its
+ * answer. A benchmark, not a test: nothing here fails on a slow machine.
  *
  * Run: `deno task bench:start` (Linux: the peak RSS of a short process is
  * read with GNU time, `/usr/bin/time`).

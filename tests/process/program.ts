@@ -7,11 +7,12 @@
  * The bundle is built once for a set of sources: its directory under
  * `dist/test-bundles/` is named by a hash of everything it is made of (the
  * sources, deno.json, the lockfile, the bundle script, the Deno version).
- * The first test that starts the program builds it under a file lock (about
- * 2 s); the others, in this process's workers or in another `deno test`,
- * wait for the lock and find it built. A change of a source gives a new
- * directory: a stale bundle is never run. Directories of other sources that
- * nobody built for an hour are removed.
+ * The first test that starts the program builds it under a file lock (2 to
+ * 5 s on two cores; the first `deno bundle` of a machine also fetches
+ * esbuild from npm); the others, in this process's workers or in another
+ * `deno test`, wait for the lock and find it built. A change of a source
+ * gives a new directory: a stale bundle is never run. Bundles of other
+ * sources built more than an hour ago are removed.
  *
  * @module
  */

@@ -1,16 +1,15 @@
 /**
  * Builds the executable for the five targets of `scripts/release_targets.json`
- * into dist/, with the `default` permission set of deno.json
- * (`--permission-set=default`), as `deno task start` runs it, and writes
- * dist/SHA256SUMS.
+ * into dist/, and writes dist/SHA256SUMS. First it bundles the program into
+ * dist/bundle/ (`scripts/bundle.ts`: the program and its npm packages,
+ * minified, a chunk per `import()`, with source maps); then `deno compile`
+ * embeds that directory, without a config file, with the flags of the
+ * `default` permission set of deno.json (`runtimeFlags`): the binary is the
+ * Deno runtime of its target plus the bundle that the process tests run.
  *
  * `deno compile` downloads the Deno runtime (denort) for each target. Where
  * that download is not possible, set DENORT_BIN to a local denort: it builds
  * for this host only. `--target TRIPLE` (repeatable) builds only those.
- *
- * The binary embeds only what the program runs (`scripts/payload.ts`): the
- * npm packages of its module graph, without source maps, type declarations
- * or the CommonJS copies of packages it loads as ES modules.
  *
  * Run: `deno task compile [--target TRIPLE]...`
  *
@@ -20,7 +19,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeChecksums } from "./checksums.ts";
-import { payloadPlan } from "./payload.ts";
+import { buildBundle, BUNDLE_ENTRY } from "./bundle.ts";
 import {
   assetName,
   compileArgs,
@@ -52,11 +51,13 @@ async function main(): Promise<number> {
   const targets = chosenTargets(Deno.args, Deno.env.get("DENORT_BIN") !== undefined);
   let failed = 0;
   const built: string[] = [];
-  const payload = await payloadPlan(`${root}main.ts`, root);
+  const bundle = `${root}dist/bundle`;
+  buildBundle(bundle);
+  say(`bundled the program into ${bundle}`);
   for (const target of targets) {
     const output = `${root}dist/${assetName(target)}`;
     const result = await new Deno.Command(Deno.execPath(), {
-      args: compileArgs(target, output, `${root}main.ts`, payload),
+      args: compileArgs(target, output, `${bundle}/${BUNDLE_ENTRY}`),
       cwd: root,
       stdout: "inherit",
       stderr: "piped",

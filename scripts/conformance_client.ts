@@ -2,9 +2,12 @@
  * The client under test of the conformance package's client scenarios: a
  * client of revision 2025-11-25 (the v1 SDK client, as VS Code runs it)
  * through the real bridge, whose upstream is the scenario's server at the
- * URL that the package appends to the command line.
+ * URL that the package appends to the command line. The arguments before
+ * the URL, when there are any, are those of `deno` that run the bridge (the
+ * tests give the bundle's); without them it runs `main.ts` as
+ * `deno task start` does.
  *
- * Run by `scripts/conformance.ts`; not a product path.
+ * Run by `scripts/conformance.ts` and the tests; not a product path.
  *
  * @module
  */
@@ -15,13 +18,15 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const url = Deno.args.at(-1)!;
+const given = Deno.args.slice(0, -1);
+const bridge = given.length > 0 ? given : ["run", "-q", "-P", `${root}main.ts`];
 const scenario = Deno.env.get("MCP_CONFORMANCE_SCENARIO") ?? "";
 const say = (line: string) => Deno.stderr.writeSync(new TextEncoder().encode(`client: ${line}\n`));
 
 async function connect(): Promise<Client> {
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: ["run", "-q", "-P", `${root}main.ts`, "--log-level", "debug", url],
+    args: [...bridge, "--log-level", "debug", url],
     cwd: root,
     stderr: "inherit",
   });

@@ -9,9 +9,9 @@
  * @module
  */
 
+import { dirname } from "node:path";
 import release from "./release_targets.json" with { type: "json" };
 import config from "../deno.json" with { type: "json" };
-import { NPM_PAYLOAD_FLAGS, type Payload } from "./payload.ts";
 
 /** One compile target with its npm platform and the GitHub runner of its OS. */
 export interface ReleaseTarget {
@@ -79,23 +79,31 @@ export function permissionFlags(set: string = PERMISSION_SET): string[] {
 }
 
 /**
- * The `deno compile` arguments of a target, with the flags of the permission
- * set; the program's modules of `payload.includes` are embedded (the modules
- * loaded by `import()`), and of the npm packages only those of the module
- * graph, without the files of `payload.excludes` (`scripts/payload.ts`).
+ * The flags that `deno compile` bakes into the binary, and with which the
+ * tests and the benchmarks run the bundle (`scripts/bundle.ts`): those of
+ * the permission set, and `lazy-dynamic-imports`. A compiled program builds
+ * no module graph: it loads a chunk when its `import()` runs; `deno run`
+ * does the same only with this flag (without it, it reads and parses every
+ * chunk behind an `import()` at the start).
  */
-export function compileArgs(
-  target: ReleaseTarget,
-  output: string,
-  entry: string,
-  payload: Partial<Payload> = {},
-): string[] {
+export function runtimeFlags(): string[] {
+  return [...permissionFlags(), "--unstable-lazy-dynamic-imports"];
+}
+
+/**
+ * The `deno compile` arguments of a target: the bundle whose first chunk is
+ * `entry` (`scripts/bundle.ts`), without a config file, with
+ * {@linkcode runtimeFlags}. The bundle's directory is included whole: every
+ * chunk and its source map (the compile follows no `import()` with
+ * `lazy-dynamic-imports`).
+ */
+export function compileArgs(target: ReleaseTarget, output: string, entry: string): string[] {
   return [
     "compile",
-    ...permissionFlags(),
-    ...NPM_PAYLOAD_FLAGS,
-    ...(payload.includes ?? []).flatMap((path) => ["--include", path]),
-    ...(payload.excludes ?? []).flatMap((path) => ["--exclude", path]),
+    "--no-config",
+    ...runtimeFlags(),
+    "--include",
+    dirname(entry),
     "--target",
     target.target,
     "--output",

@@ -3,7 +3,8 @@
  * front of the demo server (scripts/demo_server.ts, revision 2026-07-28):
  * initialize of revision 2025-11-25 as VS Code sends it, and a tools/call.
  * The release workflow runs it on each binary, on a runner of the binary's
- * own OS; the tests run it on `deno run -q -P main.ts`.
+ * own OS; the tests run it on the bundle that the binary embeds, as the
+ * binary runs it (`tests/process/program.ts`), and on `deno run -q -P main.ts`.
  *
  * Run: `deno run -P=test scripts/smoke.ts BRIDGE [ARG...]`, for example
  * `deno run -P=test scripts/smoke.ts dist/mcp-bridge-vscode-x86_64-unknown-linux-gnu`

@@ -11,6 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { writeBrowserScript } from "../fixtures/auth/browser_script.ts";
 import { freePort } from "../free_port.ts";
+import { programArgs } from "../process/program.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const url = Deno.args.at(-1)!;
@@ -47,7 +48,7 @@ if (context.client_id) {
 }
 const transport = new StdioClientTransport({
   command: Deno.execPath(),
-  args: ["run", "-q", "-P", `${ROOT}main.ts`, ...args],
+  args: programArgs(args),
   cwd: ROOT,
   env,
   stderr: "inherit",

@@ -1,7 +1,8 @@
 /**
  * The auth client scenarios of `@modelcontextprotocol/conformance` that list
  * revision 2026-07-28, each run against the real bridge (the v1 SDK client
- * of `auth_client.ts` in front of `main.ts`). The package's CLI runs under
+ * of `auth_client.ts` in front of the bundle of `tests/process/program.ts`).
+ * The package's CLI runs under
  * Deno: it needs Node 22 (`fs.globSync`), and the machine's Node is 20. Its
  * servers listen on 127.0.0.1 only (`loopback_cli.ts`).
  *

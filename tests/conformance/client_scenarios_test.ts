@@ -3,12 +3,14 @@
  * headers and `_meta` of every request, and the retry of server/discover
  * with a revision that the server lists) of
  * `@modelcontextprotocol/conformance`, through the real bridge driven by the
- * v1 SDK client (`scripts/conformance_client.ts`). Each must pass with no
+ * v1 SDK client (`scripts/conformance_client.ts`, in front of the bundle of
+ * `tests/process/program.ts`). Each must pass with no
  * warning. The package's CLI runs under Deno (it needs Node 22 APIs); its
  * servers listen on 127.0.0.1 only (`loopback_cli.ts`).
  */
 
 import { ok } from "node:assert/strict";
+import { programArgs } from "../process/program.ts";
 import { conformance, ROOT } from "./run_cli.ts";
 
 const DENO = Deno.execPath();
@@ -18,7 +20,7 @@ for (const scenario of ["tools_call", "request-metadata"]) {
     const output = await conformance([
       "client",
       "--command",
-      `${DENO} run -q -P=test ${ROOT}scripts/conformance_client.ts`,
+      `${DENO} run -q -P=test ${ROOT}scripts/conformance_client.ts ${programArgs([]).join(" ")}`,
       "--scenario",
       scenario,
       "--spec-version",

@@ -6,9 +6,9 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { DENO, INITIALIZE_REQUEST, MODERN_SERVER, ROOT } from "./helpers.ts";
+import { DENO, INITIALIZE_REQUEST, MODERN_SERVER, programArgs, ROOT } from "./helpers.ts";
 
-const BRIDGE = ["run", "-q", "-P", `${ROOT}main.ts`, "--", ...MODERN_SERVER];
+const BRIDGE = programArgs(["--", ...MODERN_SERVER]);
 
 Deno.test("stdin and stdout that are files: the requests that need no upstream get their responses", async () => {
   const dir = await Deno.makeTempDir();
@@ -75,14 +75,7 @@ Deno.test("stdout and stderr as one pipe (2>&1): the responses and the log lines
       'exec "$@" 2>&1',
       "sh",
       DENO,
-      "run",
-      "-q",
-      "-P",
-      `${ROOT}main.ts`,
-      "--log-level",
-      "debug",
-      "--",
-      ...MODERN_SERVER,
+      ...programArgs(["--log-level", "debug", "--", ...MODERN_SERVER]),
     ],
     cwd: ROOT,
     stdin: "piped",

@@ -10,13 +10,14 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { LIMIT_FLAGS, limitFlagDefault } from "../../lib/settings/limits.ts";
 import { usageText } from "../../lib/cli/help.ts";
 import { HELP_POINTER } from "../../lib/cli/usage.ts";
-import { BridgeProcess, DENO, MODERN_SERVER, ROOT } from "./helpers.ts";
+import { BridgeProcess, DENO, MODERN_SERVER, programArgs, ROOT } from "./helpers.ts";
 
 const dec = new TextDecoder();
 
-async function run(args: string[], quiet = true) {
+/** Runs `deno` with `args` (the program under test's by default) and no input. */
+async function run(args: string[], deno = programArgs) {
   const out = await new Deno.Command(DENO, {
-    args: ["run", ...(quiet ? ["-q"] : []), "-P", `${ROOT}main.ts`, ...args],
+    args: deno(args),
     cwd: ROOT,
     stdin: "null",
     stdout: "piped",
@@ -85,6 +86,6 @@ Deno.test("deno task start runs with -q: no warning of the permissions in the co
   const stderr = dec.decode(task.stderr);
   strictEqual(/permissions in the config/i.test(stderr), false, stderr);
   // Without -q, Deno prints it: the check above can fail.
-  const loud = await run(["--version"], false);
+  const loud = await run(["--version"], (argv) => ["run", "-P", `${ROOT}main.ts`, ...argv]);
   strictEqual(/permissions in the config/i.test(loud.stderr), true, loud.stderr);
 });

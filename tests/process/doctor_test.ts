@@ -1,5 +1,5 @@
 /**
- * `mcp-bridge-vscode doctor`: the real program (`deno run -P main.ts doctor`)
+ * `mcp-bridge-vscode doctor`: the real program (the bundle, `program.ts`: `doctor`)
  * with the demo server (2026-07-28): exit 0, the report on stdout and
  * nothing on stderr; and a command that does not start: exit 1. The reports
  * of the other upstreams run in the test's own process

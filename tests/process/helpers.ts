@@ -1,15 +1,20 @@
 /**
- * Runs the real program over pipes: `deno run -P main.ts` with a whole
- * command line, so the permission set of deno.json is the one under test.
- * Three ways to talk to it: `BridgeProcess` (messages and raw lines; it reads
- * only when the test does, so a test can stop reading), `connectV1` (the v1
- * SDK client, as VS Code runs it) and `runBridge` (no input: exit code and
- * output). Each gets the environment of `bridgeEnv`.
+ * Runs the real program over pipes: the bundle that the release binary
+ * carries, as the binary runs it (`program.ts`: no config file, the flags of
+ * the `default` permission set of deno.json), with a whole command line, so
+ * the permission set is the one under test. Three ways to talk to it:
+ * `BridgeProcess` (messages and raw lines; it reads only when the test does,
+ * so a test can stop reading), `connectV1` (the v1 SDK client, as VS Code
+ * runs it) and `runBridge` (no input: exit code and output). Each gets the
+ * environment of `bridgeEnv`.
  */
 
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { programArgs } from "./program.ts";
+
+export { programArgs };
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const DENO = Deno.execPath();
@@ -32,11 +37,6 @@ export const INITIALIZE_REQUEST = Object.freeze({
     clientInfo: { name: "t", version: "1" },
   },
 });
-
-/** The arguments of `deno` that run the program with the command line `argv`. */
-export const programArgs = (
-  argv: string[],
-): string[] => ["run", "-q", "-P", `${ROOT}main.ts`, ...argv];
 
 /**
  * The config home of the bridges of this test module (a token store of the

@@ -7,14 +7,14 @@
 import { strictEqual } from "node:assert/strict";
 import { serveMcp } from "../fixtures/http_raw.ts";
 import { assertExcludes, assertIncludes } from "../assert.ts";
-import { DENO, INITIALIZE_REQUEST, ROOT } from "./helpers.ts";
+import { DENO, INITIALIZE_REQUEST, programArgs, ROOT } from "./helpers.ts";
 
 const dec = new TextDecoder();
 
 /** Runs the bridge with `args`, sends initialize, ends the input; its stdout and stderr. */
 async function initializeOnce(args: string[], env: Record<string, string> = {}) {
   const child = new Deno.Command(DENO, {
-    args: ["run", "-q", "-P", `${ROOT}main.ts`, ...args],
+    args: programArgs(args),
     cwd: ROOT,
     // No proxy of the test's environment: the bridge's own client talks to the loopback server.
     env: { HTTP_PROXY: "", http_proxy: "", HTTPS_PROXY: "", https_proxy: "", ...env },

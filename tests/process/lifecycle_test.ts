@@ -7,7 +7,7 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { assertIncludes } from "../assert.ts";
-import { BridgeProcess, DENO, MODERN_SERVER } from "./helpers.ts";
+import { BridgeProcess, DENO, MODERN_SERVER, programArgs } from "./helpers.ts";
 import { waitFor } from "../wait.ts";
 
 Deno.test("the end of the input cancels requests in flight without responses and stops the child; exit 0", async () => {
@@ -33,7 +33,7 @@ Deno.test("exit code 2 for arguments that are not valid, with a one-line reason 
   ) {
     await t.step(args.join(" ") || "(none)", async () => {
       const out = await new Deno.Command(DENO, {
-        args: ["run", "-P", "main.ts", ...args],
+        args: programArgs(args),
         stdout: "piped",
         stderr: "piped",
       })

@@ -16,7 +16,7 @@ import { startMcpResource } from "../fixtures/auth/mcp_resource.ts";
 import { startProvider } from "../fixtures/auth/provider.ts";
 import { freePort } from "../free_port.ts";
 import { waitFor } from "../wait.ts";
-import { BridgeProcess, connectV1, DENO, ROOT, runBridge } from "./helpers.ts";
+import { BridgeProcess, connectV1, DENO, programArgs, ROOT, runBridge } from "./helpers.ts";
 
 async function storeEntry(store: string): Promise<{
   tokens: { accessToken: string; refreshToken: string; expiresAt: number };
@@ -107,7 +107,7 @@ Deno.test("process: login --no-browser prints the start URL on stderr; a failed 
   const w = await setup();
   try {
     const child = new Deno.Command(DENO, {
-      args: ["run", "-q", "-P", `${ROOT}main.ts`, "login", ...w.args, "--no-browser"],
+      args: programArgs(["login", ...w.args, "--no-browser"]),
       cwd: ROOT,
       stdin: "null",
       stdout: "piped",
@@ -150,7 +150,7 @@ Deno.test("process: login --no-browser prints the start URL on stderr; a failed 
 /** `login --no-browser` of the program, with its stdin open for the test to write. */
 function spawnLogin(args: string[]) {
   const child = new Deno.Command(DENO, {
-    args: ["run", "-q", "-P", `${ROOT}main.ts`, "login", ...args, "--no-browser"],
+    args: programArgs(["login", ...args, "--no-browser"]),
     cwd: ROOT,
     stdin: "piped",
     stdout: "piped",

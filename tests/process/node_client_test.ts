@@ -5,7 +5,7 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { DENO, ROOT } from "./helpers.ts";
+import { DENO, programArgs, ROOT } from "./helpers.ts";
 
 const node = (() => {
   try {
@@ -20,7 +20,7 @@ Deno.test({
   ignore: !node,
   async fn() {
     const { code, stdout, stderr } = await new Deno.Command("node", {
-      args: [`${ROOT}tests/fixtures/node_client.mjs`, DENO, ROOT],
+      args: [`${ROOT}tests/fixtures/node_client.mjs`, DENO, ROOT, ...programArgs([])],
       cwd: ROOT,
     }).output();
     const err = new TextDecoder().decode(stderr);

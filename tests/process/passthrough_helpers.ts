@@ -23,7 +23,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DENO, ROOT } from "./helpers.ts";
+import { DENO, programArgs, ROOT } from "./helpers.ts";
 
 // The imports put the packages into node_modules (nodeModulesDir "auto"): the servers
 // run from there under Node.js, and nothing else of them is imported.
@@ -162,7 +162,7 @@ export async function bridged(
   const made = makeClient(options.roots);
   const transport = new StdioClientTransport({
     command: DENO,
-    args: ["run", "-q", "-P", `${ROOT}main.ts`, "--protocol", "auto", ...upstream],
+    args: programArgs(["--protocol", "auto", ...upstream]),
     cwd: ROOT,
     stderr: "pipe",
     env: { ...getDefaultEnvironment(), ...options.env },

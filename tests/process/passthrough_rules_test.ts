@@ -5,11 +5,11 @@
  */
 
 import { ok, strictEqual } from "node:assert/strict";
-import { DENO, ROOT } from "./helpers.ts";
+import { DENO, programArgs, ROOT } from "./helpers.ts";
 
 Deno.test("--protocol with another value is exit 2 with a line that names the flag", async () => {
   const output = await new Deno.Command(DENO, {
-    args: ["run", "-q", "-P", `${ROOT}main.ts`, "--protocol", "2025-11-25", "--", "true"],
+    args: programArgs(["--protocol", "2025-11-25", "--", "true"]),
     cwd: ROOT,
     stdin: "null",
   }).output();

@@ -1,5 +1,5 @@
 /**
- * The sign-in end to end: the real program (`deno run -q -P main.ts URL`)
+ * The sign-in end to end: the real program (the bundle, `program.ts`, with a URL)
  * between the v1 SDK client and an SDK v2 server behind a resource server,
  * with oidc-provider as the authorization server and the test browser of
  * `BROWSER`. Every byte of stdout and stderr is scanned for the tokens, the

@@ -15,7 +15,7 @@
  *   Code launches it (`cli.js --settings FILE COMMAND ARGS`), over its pipes.
  */
 
-import { BridgeLines, DENO, ROOT } from "./helpers.ts";
+import { BridgeLines, DENO, programArgs, ROOT } from "./helpers.ts";
 
 /** srt's CLI in node_modules. */
 export const SRT_CLI = `${ROOT}node_modules/@anthropic-ai/sandbox-runtime/dist/cli.js`;
@@ -143,9 +143,9 @@ export function testEnv(env: Record<string, string> = {}): Record<string, string
   return { ...out, DENO_NO_UPDATE_CHECK: "1", ...env };
 }
 
-/** The command line of the program itself (run by Deno with the permission set of deno.json). */
+/** The command line of the program itself (the bundle, as the release binary runs it). */
 export function programArgv(argv: readonly string[]): string[] {
-  return [DENO, "run", "-q", "--config", `${ROOT}deno.json`, "-P", `${ROOT}main.ts`, ...argv];
+  return [DENO, ...programArgs(argv)];
 }
 
 /** Runs `doctor --json` of the command line `argv` on the host with SANDBOX_RUNTIME=1. */

@@ -5,7 +5,7 @@
  */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
-import { BridgeProcess, DENO, INITIALIZE_REQUEST, ROOT } from "./helpers.ts";
+import { BridgeProcess, DENO, INITIALIZE_REQUEST, programArgs, ROOT } from "./helpers.ts";
 import { waitFor, within } from "../wait.ts";
 
 const STUBBORN = (...args: string[]) => [
@@ -225,7 +225,7 @@ for (const ignoreTerm of [false, true]) {
 /** The bridge with its own `PATH`, which decides whether setpriv is found. */
 function bridgeWithPath(path: string, upstream: string[]): Deno.ChildProcess {
   return new Deno.Command(DENO, {
-    args: ["run", "-q", "-P", `${ROOT}main.ts`, "--", ...upstream],
+    args: programArgs(["--", ...upstream]),
     cwd: ROOT,
     env: { PATH: path },
     stdin: "piped",

@@ -16,6 +16,7 @@ import {
   npmPackageName,
   PERMISSION_SET,
   permissionFlags,
+  runtimeFlags,
   TARGETS,
 } from "../../scripts/release_targets.ts";
 import { chosenTargets } from "../../scripts/compile.ts";
@@ -23,7 +24,7 @@ import { launcherManifest, launcherScript, platformManifest } from "../../script
 import { plan } from "../../scripts/release_plan.ts";
 import { writeChecksums } from "../../scripts/checksums.ts";
 import { smoke } from "../../scripts/smoke.ts";
-import { DENO, ROOT } from "../process/helpers.ts";
+import { DENO, programArgs, ROOT } from "../process/helpers.ts";
 
 type Step = { run?: string; uses?: string; with?: Record<string, unknown> };
 type Job = {
@@ -83,18 +84,22 @@ Deno.test("release: compile.ts builds every target with the flags of the default
     "darwin",
   ]);
   deepStrictEqual(chosenTargets([], true), hostTarget() ? [hostTarget()] : []);
+  // The flags of the binary: the set's, and a chunk loaded when its import() runs (as denort).
+  deepStrictEqual(runtimeFlags(), [...permissionFlags(), "--unstable-lazy-dynamic-imports"]);
   for (const t of TARGETS) {
-    const args = compileArgs(t, `dist/${assetName(t)}`, "main.ts");
+    const args = compileArgs(t, `dist/${assetName(t)}`, "dist/bundle/main.js");
+    // The bundle without a config file (no import map, no lockfile, no node_modules), all of it.
     deepStrictEqual(args, [
       "compile",
-      ...permissionFlags(),
-      "--node-modules-dir=none",
-      "--exclude-unused-npm",
+      "--no-config",
+      ...runtimeFlags(),
+      "--include",
+      "dist/bundle",
       "--target",
       t.target,
       "--output",
       `dist/${assetName(t)}`,
-      "main.ts",
+      "dist/bundle/main.js",
     ]);
     // No -A and no flag outside the set: the binary has the sandbox contract, nothing more.
     ok(!args.includes("-A") && !args.some((a) => a.startsWith("--allow-all")));
@@ -216,13 +221,16 @@ Deno.test({
   },
 });
 
-Deno.test("release: the smoke script passes through the bridge (deno run -P main.ts) and fails without it", async () => {
-  deepStrictEqual(await smoke([DENO, "run", "-q", "-P", `${ROOT}main.ts`]), [
+Deno.test("release: the smoke script passes through the bridge (the bundle, and deno run -P main.ts) and fails without it", async () => {
+  const passed = [
     `ok mcp-bridge-vscode ${config.version}`,
     "ok initialize: 2025-11-25, server demo-2026",
     "ok tools/call echo",
     "ok exit 0 at the end of the input",
-  ]);
+  ];
+  // The bundle that the binary embeds, as the binary runs it; and the sources, as deno task start.
+  deepStrictEqual(await smoke([DENO, ...programArgs([])]), passed);
+  deepStrictEqual(await smoke([DENO, "run", "-q", "-P", `${ROOT}main.ts`]), passed);
   // A "bridge" that answers --version but not the protocol: the smoke test fails.
   const fake = await Deno.makeTempFile({ suffix: ".ts" });
   try {

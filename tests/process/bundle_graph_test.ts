@@ -94,7 +94,7 @@ const COMMAND_LINE = [
 /** The bridge: its wiring, then its ready state while the upstream starts. */
 const BRIDGE = [...COMMAND_LINE, "lib/cli/bridge.ts", "lib/frontend/ready.ts"];
 /** What a URL upstream loads: the HTTP link. */
-const URL_LINK = ["lib/upstream/http.ts", "lib/upstream/post_transport.ts"];
+const URL_LINK = ["lib/upstream/http.ts", "lib/http/post_transport.ts"];
 /** The pass-through of `--protocol auto` (and its HTTP link with the v1 SDK). */
 const PASS_THROUGH = ["lib/legacy/auto.ts", "lib/legacy/passthrough.ts", "lib/legacy/http_link.ts"];
 /** The sign-in of a URL. */
@@ -149,10 +149,14 @@ Deno.test("bundle: each mode loads at its start only what it runs", () => {
     const wrong = loaded.filter((source) => never.some((part) => source.includes(part)));
     deepStrictEqual(wrong, [], `${mode} loads at its start: ${wrong.join(", ")}`);
   }
-  // --version and --help alone load the few modules of their answer.
+  // --version and --help alone load the few modules of their answer (and the log's sink).
   deepStrictEqual(graph.loaded([]).filter((s) => s.startsWith("lib/")).sort(), [
     "lib/cli/run.ts",
+    "lib/clock.ts",
+    "lib/jsonrpc/abortable.ts",
+    "lib/jsonrpc/byte_io.ts",
     "lib/log.ts",
+    "lib/log_sink.ts",
     "lib/version.ts",
     "lib/vscode/profile.ts",
   ]);

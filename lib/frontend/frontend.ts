@@ -24,12 +24,12 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { MessageWriter } from "../jsonrpc/writer.ts";
 import { type Connect, failureOfEnd } from "../upstream/link.ts";
-import { BridgeError, unwritableResponse } from "../errors/errors.ts";
+import { BridgeError } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import { type Flight, Flights } from "./flights.ts";
-import { readClientFrame } from "./inbound.ts";
+import { type Inbound, readClientFrame } from "./inbound.ts";
+import { type ClientChannel, lineChannel } from "./channel.ts";
 import type { Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { type LoggingLevel, setLevelParams } from "./client_log_level.ts";
@@ -51,8 +51,17 @@ import { initializeUpstream } from "./initialize_step.ts";
 import { type Fallback, hasModernMeta, isInitializeParams } from "../translate/translate.ts";
 import type { ToolFilter } from "../translate/tool_filter.ts";
 
-/** Options of a {@linkcode Frontend}. */
-export interface FrontendOptions {
+/**
+ * Options of a {@linkcode Frontend}: the upstream, the rules, and its face:
+ * `output` (the stdio face: one line per message) or `channel` (another face,
+ * such as a session of `serve` over HTTP).
+ */
+export type FrontendOptions =
+  & FrontendSettings
+  & ({ readonly output: ByteOutput } | { readonly channel: ClientChannel });
+
+/** What a {@linkcode Frontend} takes besides its face. */
+export interface FrontendSettings {
   readonly profile: Profile;
   readonly limits: Limits;
   readonly log: Logger;
@@ -60,8 +69,6 @@ export interface FrontendOptions {
   readonly fallback: Fallback;
   /** Makes the upstream link; a rejection is spawn_failed or connect_failed. */
   readonly connect: Connect;
-  /** Where the messages for the client go. */
-  readonly output: ByteOutput;
   /**
    * `--protocol auto` (LEGACY.md): how an upstream server of revision
    * 2025-11-25 is reached. Without it, only revision 2026-07-28.
@@ -78,8 +85,8 @@ export interface FrontendOptions {
 
 /** The front end of one connection. */
 export class Frontend {
-  #options: FrontendOptions;
-  #writer: MessageWriter;
+  #options: FrontendSettings;
+  #channel: ClientChannel;
   #state: State = { name: "awaiting_initialize" };
   #flights: Flights;
   #tasks = new PromiseGroup();
@@ -90,9 +97,9 @@ export class Frontend {
 
   constructor(options: FrontendOptions) {
     this.#options = options;
-    this.#writer = new MessageWriter(options.output, {
-      replaceUnwritable: (message, error) => unwritableResponse(message, error, options.log),
-    });
+    this.#channel = "channel" in options
+      ? options.channel
+      : lineChannel(options.output, options.log);
     this.#pending = new PendingTable(options.profile.request_id_prefix);
     this.#flights = new Flights(options.limits.max_in_flight_requests);
   }
@@ -134,23 +141,33 @@ export class Frontend {
    * frame after it settles. After the last frame, call {@linkcode shutdown}.
    */
   accept(frame: Frame): Promise<void> | undefined {
-    this.#onFrame(frame);
-    return this.#writer.hold();
+    const { limits, profile } = this.#options;
+    return this.acceptInbound(readClientFrame(frame, limits, profile.request_id_prefix));
+  }
+
+  /**
+   * Handles one message of the client that its face has already read
+   * (`readClientFrame`), as {@linkcode accept} does: the HTTP face reads each
+   * body once, to know whether it holds a request.
+   */
+  acceptInbound(inbound: Inbound): Promise<void> | undefined {
+    this.#onInbound(inbound);
+    return this.#channel.hold();
   }
 
   /** The back pressure of the output, for the reader of the upstream link. */
-  #hold = (): Promise<void> | undefined => this.#writer.hold();
+  #hold = (): Promise<void> | undefined => this.#channel.hold();
 
-  #write = (message: Message): void => {
-    this.#writer.send(message);
+  #write = (message: Message, related?: RequestId): void => {
+    this.#channel.send(message, related);
   };
 
   #reply(id: RequestId, result: Json): void {
-    this.#write({ jsonrpc: "2.0", id, result });
+    this.#write({ jsonrpc: "2.0", id, result }, id);
   }
 
   #fail(id: RequestId | null, error: BridgeError): void {
-    this.#write({ jsonrpc: "2.0", id, error: error.toJSON() });
+    this.#write({ jsonrpc: "2.0", id, error: error.toJSON() }, id ?? undefined);
   }
 
   /**
@@ -179,9 +196,8 @@ export class Frontend {
     else this.#reply(flight.id, outcome.result);
   }
 
-  #onFrame(frame: Frame): void {
-    const { limits, profile, log } = this.#options;
-    const inbound = readClientFrame(frame, limits, profile.request_id_prefix);
+  #onInbound(inbound: Inbound): void {
+    const { log } = this.#options;
     switch (inbound.kind) {
       case "request":
         this.#onRequest(inbound.id, inbound.method, inbound.params);
@@ -388,6 +404,6 @@ export class Frontend {
     await ready?.session.close();
     await this.#tasks.settled(this.#options.limits.shutdown_grace_ms);
     // A client that stopped reading never takes the last bytes: the close has a deadline too.
-    await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, this.#writer.close());
+    await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, this.#channel.close());
   }
 }

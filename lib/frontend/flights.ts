@@ -50,6 +50,11 @@ export class Flights {
     return flight;
   }
 
+  /** The requests in flight now. */
+  get size(): number {
+    return this.#flights.size;
+  }
+
   remove(flight: Flight): void {
     const key = idKey(flight.id);
     if (this.#flights.get(key) === flight) this.#flights.delete(key);

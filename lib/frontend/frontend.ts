@@ -73,7 +73,7 @@ export interface FrontendSettings {
    * `--protocol auto` (LEGACY.md): how an upstream server of revision
    * 2025-11-25 is reached. Without it, only revision 2026-07-28.
    */
-  readonly legacy?: Pick<LegacyOptions, "connect">;
+  readonly legacy?: Pick<LegacyOptions, "connect" | "ownLink">;
   /** The clock of the listen stream; the real one by default (a fake one in tests). */
   readonly clock?: Clock;
   /**
@@ -127,6 +127,11 @@ export class Frontend {
     }
     await this.shutdown();
     return this.exitCode;
+  }
+
+  /** The requests of the client in flight now (a face waits for them before it ends). */
+  get inFlight(): number {
+    return this.#flights.size;
   }
 
   /** 0, or 1 once the upstream server stopped by itself. */

@@ -36,7 +36,7 @@ export interface InitializeContext {
   readonly fallback: Fallback;
   readonly connect: Connect;
   /** `--protocol auto`: how an older upstream server is reached. */
-  readonly legacy?: Pick<LegacyOptions, "connect"> | undefined;
+  readonly legacy?: Pick<LegacyOptions, "connect" | "ownLink"> | undefined;
   /** The valid params of the client's initialize. */
   readonly params: JsonObject;
   readonly signal: AbortSignal;

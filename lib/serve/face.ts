@@ -205,7 +205,8 @@ export class HttpFace {
 
   #open(endpoint: Endpoint): ServeSession {
     const id = newSessionId(this.#o.replica);
-    const label = `${endpoint.name}#${++this.#count}`;
+    // The upstream's name is on the lines of its log already.
+    const label = `#${++this.#count}`;
     const log = labeledLogger(endpoint.log, `session ${label}`);
     const session = new ServeSession({
       id,

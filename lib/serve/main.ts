@@ -127,7 +127,6 @@ export async function runServe(command: ServeCommand, io: ServeIo): Promise<numb
       stop.signal.addEventListener("abort", () => resolve(), { once: true })
     );
   }
-  for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
   log.info(`stopping: the requests in flight get ${command.shutdownGraceMs / 1000} s`);
   face.stop();
   const closed = server.shutdown();
@@ -141,5 +140,7 @@ export async function runServe(command: ServeCommand, io: ServeIo): Promise<numb
     new Promise<void>((resolve) => timer = setTimeout(resolve, command.shutdownGraceMs)),
   ]);
   clearTimeout(timer);
+  // A second signal during the stop changes nothing: the listeners go only now.
+  for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
   return 0;
 }

@@ -27,7 +27,7 @@ const SSE_HEADERS = {
 export interface SessionOptions {
   /** Its `Mcp-Session-Id`: a secret of its client, never logged. */
   readonly id: string;
-  /** Its short name in the log (`github#3`). */
+  /** Its short name in the log (`#3`: the sessions of a process are counted). */
   readonly label: string;
   /** The front end's settings, with a log that names the session. */
   readonly settings: FrontendSettings;

@@ -30,7 +30,10 @@ export interface HarnessOptions {
 }
 
 /** The headers of a POST of a client that follows the transport. */
-export function postHeaders(session?: string, extra: Record<string, string> = {}) {
+export function postHeaders(
+  session?: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     host: `127.0.0.1:${PORT}`,
     "content-type": "application/json",
@@ -90,7 +93,11 @@ export class FaceHarness implements AsyncDisposable {
   }
 
   /** A POST of `message`. */
-  post(message: unknown, session?: string, headers: Record<string, string> = {}) {
+  post(
+    message: unknown,
+    session?: string,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     return this.request({
       method: "POST",
       headers: postHeaders(session, headers),

@@ -204,6 +204,28 @@ async function serveHttp(argv: readonly string[], io: CliIo): Promise<number> {
   return await runServe(command, { stderr: io.stderr, tokenSources });
 }
 
+/** `doctor serve ...`: the checks of a `serve` command line (it signs in never). */
+async function doctorServe(argv: readonly string[], io: CliIo): Promise<number> {
+  const cl = await commandLine();
+  const { parseServeCommandLine } = await import("../serve/serve_command.ts");
+  const args = withoutJson(argv);
+  let command;
+  try {
+    command = parseServeCommandLine(args, { env: io.env });
+  } catch (error) {
+    const code = cl.usageFailure(error, io);
+    if (code !== undefined) return code;
+    throw error;
+  }
+  if (command.kind !== "serve") return await helpOrVersion(command.kind, io);
+  const { doctorServe } = await import("../doctor/serve.ts");
+  return await doctorServe(command, {
+    profile: PROFILE,
+    version: VERSION,
+    json: jsonFlag(argv),
+  });
+}
+
 /** The bridge (or `doctor`, which signs in never) with its command line. */
 async function serve(
   argv: readonly string[],
@@ -252,6 +274,7 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
       case "serve":
         return await serveHttp(argv.slice(1), io);
       case "doctor":
+        if (argv[1] === "serve") return await doctorServe(argv.slice(2), io);
         return await serve(withoutJson(argv.slice(1)), true, io, jsonFlag(argv.slice(1)));
       default:
         return await serve(argv, false, io);

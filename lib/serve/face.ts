@@ -128,8 +128,13 @@ export class HttpFace {
       });
     }
     if (this.#stopping) return httpError("stopping", { "retry-after": "5" });
+    // The header of the revision that a session negotiated: on every request after initialize.
     const version = request.headers.get("mcp-protocol-version");
-    if (version !== null && !FACE_REVISIONS.has(version)) return httpError("protocol_version");
+    if (
+      version !== null && request.headers.has("mcp-session-id") && !FACE_REVISIONS.has(version)
+    ) {
+      return httpError("protocol_version");
+    }
     switch (request.method) {
       case "POST":
         return await this.#post(request, endpoint);

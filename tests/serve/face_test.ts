@@ -57,7 +57,11 @@ Deno.test("serve face: the session id is required (400), an unknown one is 404, 
   strictEqual(none.status, 400);
   strictEqual(errorOf(await none.json()).code, -32000);
   // server/discover needs no session: -32601 in every state.
-  const discover = await t.post({ jsonrpc: "2.0", id: 9, method: "server/discover" });
+  // A client of revision 2026-07-28 too: its header names a revision the face does not speak,
+  // but a request without a session is not of a negotiated revision.
+  const discover = await t.post({ jsonrpc: "2.0", id: 9, method: "server/discover" }, undefined, {
+    "mcp-protocol-version": "2026-07-28",
+  });
   strictEqual(errorOf(await discover.json()).code, -32601);
   const unknown = await t.post({ jsonrpc: "2.0", id: 1, method: "tools/list" }, "nope");
   strictEqual(unknown.status, 404);

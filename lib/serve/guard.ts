@@ -87,11 +87,12 @@ function sameDigest(a: Uint8Array, b: Uint8Array): boolean {
  * ```ts
  * import { checkRequest } from "./guard.ts";
  * const settings = { host: "127.0.0.1", port: 8123, allowedOrigins: [] };
- * const ok = new Request("http://127.0.0.1:8123/mcp", { method: "POST" });
+ * const host = "127.0.0.1:8123";
+ * const ok = new Request(`http://${host}/mcp`, { method: "POST", headers: { host } });
  * if (await checkRequest(ok, settings)) throw new Error("no Origin: a local client");
- * const page = new Request("http://127.0.0.1:8123/mcp", {
+ * const page = new Request(`http://${host}/mcp`, {
  *   method: "POST",
- *   headers: { origin: "https://evil.example" },
+ *   headers: { host, origin: "https://evil.example" },
  * });
  * if ((await checkRequest(page, settings))?.status !== 403) throw new Error();
  * ```

@@ -12,7 +12,7 @@
  */
 
 import { fileURLToPath } from "node:url";
-import { BridgedClient } from "./bench_http.ts";
+import { BridgedClient, type Client, latency } from "./bench_http.ts";
 import { bridgeCommand, serveArgs } from "./bridge_command.ts";
 import { memoryOf } from "./proc_memory.ts";
 
@@ -69,8 +69,6 @@ class ServeClient {
   }
 }
 
-type Client = { request(method: string, params: Record<string, unknown>): Promise<string> };
-
 /** The pid of the upstream child that answers `client`. */
 async function upstreamPid(client: Client): Promise<number> {
   const text = await client.request("tools/call", { name: "pid", arguments: {} });
@@ -87,22 +85,6 @@ async function memory(pids: number[]): Promise<{ rss: number; own: number }> {
     own += m?.own ?? 0;
   }
   return { rss: rss / 1024, own: own / 1024 };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
-}
-
-async function latency(client: Client, n: number): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < 100; i++) await client.request("tools/call", CALL);
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await client.request("tools/call", CALL);
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
 }
 
 /** Starts `serve --port 0` in front of the upstream; its process and the URL of /mcp. */
@@ -170,8 +152,8 @@ export async function benchServe(out: (line: string) => void): Promise<void> {
     http: [] as { p50: number; p99: number }[],
   };
   for (let round = 0; round < 5; round++) {
-    rounds.stdio.push(await latency(bridges[0]!, 500));
-    rounds.http.push(await latency(sessions[0]!, 500));
+    rounds.stdio.push(await latency(bridges[0]!, 500, CALL));
+    rounds.http.push(await latency(sessions[0]!, 500, CALL));
   }
   const median = (values: { p50: number; p99: number }[]) =>
     values.sort((a, b) => a.p50 - b.p50)[values.length >> 1]!;

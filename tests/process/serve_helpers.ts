@@ -7,7 +7,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { bridgeEnv, DENO, programArgs, ROOT } from "./helpers.ts";
+import { DENO, programCommand, ROOT } from "./helpers.ts";
 
 /** The upstream fixture of the serve tests (`tests/fixtures/conformance_upstream.ts`). */
 export const CONFORMANCE_UPSTREAM = [
@@ -42,15 +42,7 @@ export class ServeProcess implements AsyncDisposable {
    */
   static async start(argv: string[], env?: Record<string, string>): Promise<ServeProcess> {
     const args = argv.includes("--port") ? argv : ["--port", "0", ...argv];
-    const child = new Deno.Command(DENO, {
-      args: programArgs(["serve", ...args]),
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-      env: bridgeEnv(env),
-      clearEnv: true,
-    }).spawn();
+    const child = programCommand(["serve", ...args], env).spawn();
     void child.stdout.cancel();
     const reader = child.stderr.getReader();
     let text = "";

@@ -14,6 +14,7 @@ import type { Inbound } from "../frontend/inbound.ts";
 import type { Message } from "../jsonrpc/message.ts";
 import type { Logger } from "../log.ts";
 import { HttpChannel } from "./http_channel.ts";
+import { httpError } from "./http_errors.ts";
 
 /** The headers of an SSE stream. */
 const SSE_HEADERS = {
@@ -90,6 +91,8 @@ export class ServeSession {
   async post(inbound: Inbound, headers: Record<string, string> = {}): Promise<Response> {
     // The back pressure of the client: the next message waits while its streams are full.
     await this.#held;
+    // Ended meanwhile (a DELETE, the idle limit): its front end answers nothing more.
+    if (this.#ending) return httpError("session_not_found");
     this.#touch();
     if (inbound.kind === "reject") {
       const body = { jsonrpc: "2.0", id: inbound.id, error: inbound.error.toJSON() };

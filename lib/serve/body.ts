@@ -16,10 +16,50 @@ import { EDGE_BYTES, type Frame } from "../jsonrpc/framer.ts";
 export const BODY_TIMEOUT_MS = 60_000;
 
 /** The body as a frame of the front end, or why it could not be read. */
-export type BodyRead = Frame | { readonly kind: "timeout" } | { readonly kind: "failed" };
+export type BodyRead =
+  | Frame
+  | { readonly kind: "timeout" }
+  | { readonly kind: "failed" }
+  /** The bodies being read at once hold the whole budget: try again later. */
+  | { readonly kind: "busy" };
 
 /**
- * Reads the body of `request` with the limit `maxBytes`.
+ * The bytes that all the bodies being read at once may hold: each body is
+ * bounded by its limit, and this bounds how many such bodies the process
+ * keeps in memory together (many clients that each send a large body).
+ *
+ * @example
+ * ```ts
+ * import { BodyBudget } from "./body.ts";
+ * const budget = new BodyBudget(100);
+ * if (!budget.take(60) || budget.take(60)) throw new Error("60 + 60 is over 100");
+ * budget.give(60);
+ * if (!budget.take(60)) throw new Error();
+ * ```
+ */
+export class BodyBudget {
+  #left: number;
+
+  constructor(bytes: number) {
+    this.#left = bytes;
+  }
+
+  /** Takes `bytes` of the budget; false (and nothing taken) when they are not left. */
+  take(bytes: number): boolean {
+    if (bytes > this.#left) return false;
+    this.#left -= bytes;
+    return true;
+  }
+
+  /** Gives `bytes` back. */
+  give(bytes: number): void {
+    this.#left += bytes;
+  }
+}
+
+/**
+ * Reads the body of `request` with the limit `maxBytes`, within the time
+ * limit and the bytes of `budget` (given back when the read is over).
  *
  * @example
  * ```ts
@@ -35,6 +75,7 @@ export async function readBody(
   request: Request,
   maxBytes: number,
   timeoutMs: number = BODY_TIMEOUT_MS,
+  budget: BodyBudget = new BodyBudget(Infinity),
 ): Promise<BodyRead> {
   const body = request.body;
   if (!body) return { kind: "line", bytes: new Uint8Array() };
@@ -47,6 +88,8 @@ export async function readBody(
   const late = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), timeoutMs);
   });
+  /** The bytes of the budget that this body holds. */
+  let held = 0;
   try {
     for (;;) {
       const read = await Promise.race([reader.read(), late]);
@@ -56,6 +99,13 @@ export async function readBody(
       }
       if (read.done) break;
       const chunk = read.value;
+      // Only what is kept counts: a body over its limit keeps its edges only.
+      const kept = head === undefined ? chunk.length : 0;
+      if (!budget.take(kept)) {
+        reader.cancel().catch(() => {});
+        return { kind: "busy" };
+      }
+      held += kept;
       length += chunk.length;
       if (head === undefined && length <= maxBytes) {
         chunks.push(chunk);
@@ -75,6 +125,7 @@ export async function readBody(
     return { kind: "failed" };
   } finally {
     clearTimeout(timer);
+    budget.give(held);
   }
   if (head !== undefined) return { kind: "too_long", head, tail, length };
   return { kind: "line", bytes: join(chunks, length) };

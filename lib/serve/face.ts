@@ -15,7 +15,7 @@ import { BridgeError } from "../errors/errors.ts";
 import { labeledLogger, type Logger } from "../log.ts";
 import type { Limits } from "../settings/limits.ts";
 import type { Profile } from "../settings/profile.ts";
-import { BODY_TIMEOUT_MS, readBody } from "./body.ts";
+import { BODY_TIMEOUT_MS, BodyBudget, readBody } from "./body.ts";
 import { checkRequest, type GuardSettings } from "./guard.ts";
 import { httpError } from "./http_errors.ts";
 import { ServeSession } from "./session.ts";
@@ -58,7 +58,16 @@ export interface FaceOptions {
   readonly keepAliveMs?: number;
   /** {@linkcode BODY_TIMEOUT_MS} by default (tests pass a short one). */
   readonly bodyTimeoutMs?: number;
+  /**
+   * The bytes that the bodies being read at once may hold: by default
+   * {@linkcode BODY_BUDGET_BYTES}, or twice the largest body limit of an
+   * endpoint when that is more.
+   */
+  readonly bodyBudgetBytes?: number;
 }
+
+/** The default bytes of all the bodies being read at once (256 MiB). */
+export const BODY_BUDGET_BYTES = 256 * 1024 * 1024;
 
 /** True when an `Accept` header takes `type` (or a wildcard of it). */
 function accepts(header: string | null, type: string): boolean {
@@ -82,10 +91,15 @@ export class HttpFace {
   readonly #sessions = new Map<string, { session: ServeSession; endpoint: Endpoint }>();
   #count = 0;
   #stopping = false;
+  readonly #budget: BodyBudget;
 
   constructor(options: FaceOptions) {
     this.#o = options;
     this.#byPath = new Map(options.endpoints.map((endpoint) => [endpoint.path, endpoint]));
+    const largest = Math.max(...options.endpoints.map((e) => e.limits.max_line_bytes));
+    this.#budget = new BodyBudget(
+      options.bodyBudgetBytes ?? Math.max(BODY_BUDGET_BYTES, 2 * largest),
+    );
   }
 
   /** The sessions now. */
@@ -183,8 +197,10 @@ export class HttpFace {
       request,
       endpoint.limits.max_line_bytes,
       this.#o.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
+      this.#budget,
     );
     if (body.kind === "timeout") return httpError("body_timeout");
+    if (body.kind === "busy") return httpError("busy", { "retry-after": "1" });
     if (body.kind === "failed") return new Response(null, { status: 400 });
     const inbound = readClientFrame(body, endpoint.limits, this.#o.profile.request_id_prefix);
     if (known) return await known.post(inbound);

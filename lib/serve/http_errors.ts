@@ -34,6 +34,11 @@ export const HTTP_ERRORS = {
     message: "The server has too many sessions. Try again later.",
   },
   stopping: { status: 503, code: -32000, message: "The server stops. Try again later." },
+  busy: {
+    status: 503,
+    code: -32000,
+    message: "The server reads too many large requests at one time. Try again later.",
+  },
   forbidden: { status: 403, code: -32000, message: "The server does not accept this request." },
   unauthorized: {
     status: 401,

@@ -197,6 +197,28 @@ Deno.test("serve face: a body that does not arrive in time gets 408", async () =
   strictEqual(response.status, 408);
 });
 
+Deno.test("serve face: the bodies being read at once share a budget: one past it gets 503, and its bytes come back", async () => {
+  await using t = new FaceHarness({ face: { bodyBudgetBytes: 1_000 } });
+  const { session } = await t.initialize();
+  // A client that sends 800 bytes and pauses holds them while its body is read.
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const slow = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+  controller.enqueue(new TextEncoder().encode(`{"jsonrpc":"2.0","id":1,"x":"${"a".repeat(770)}`));
+  const held = t.request({ method: "POST", headers: postHeaders(session), body: slow });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const ping = { jsonrpc: "2.0", id: 2, method: "ping", params: { pad: "b".repeat(300) } };
+  const other = await t.post(ping, session);
+  deepStrictEqual([other.status, other.headers.get("retry-after")], [503, "1"]);
+  await other.body?.cancel();
+  // The slow body ends, cut (the parse error of the id its scan finds); its bytes are back,
+  // and the next body fits.
+  controller.close();
+  const cut = await (await held).json();
+  deepStrictEqual([cut.id, cut.error.code], [1, -32700]);
+  const again = await t.post(ping, session);
+  deepStrictEqual(await again.json(), { jsonrpc: "2.0", id: 2, result: {} });
+});
+
 Deno.test("serve face: sessions are bounded: one above --max-sessions gets 503", async () => {
   await using t = new FaceHarness({ face: { maxSessions: 2 } });
   await t.initialize();

@@ -15,10 +15,13 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { waitFor } from "../wait.ts";
-import { CONFORMANCE_UPSTREAM, connectHttp, disconnect, ServeProcess } from "./serve_helpers.ts";
-
-const textOf = (result: unknown) =>
-  ((result as { content: { text?: string }[] }).content[0]?.text) ?? "";
+import {
+  CONFORMANCE_UPSTREAM,
+  connectHttp,
+  disconnect,
+  ServeProcess,
+  textOf,
+} from "./serve_helpers.ts";
 
 Deno.test("serve: the v1 SDK client over Streamable HTTP: initialize, lists, a call with progress, log messages and an input round, events on the GET stream", async () => {
   await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);

@@ -125,3 +125,8 @@ export async function disconnect(
   await connected.transport.terminateSession().catch(() => {});
   await connected.client.close();
 }
+
+/** The text of the first content block of a tools/call result. */
+export function textOf(result: unknown): string {
+  return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
+}

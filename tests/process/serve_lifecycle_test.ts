@@ -13,10 +13,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { runBridge } from "./helpers.ts";
 import { waitFor } from "../wait.ts";
-import { CONFORMANCE_UPSTREAM, connectHttp, disconnect, ServeProcess } from "./serve_helpers.ts";
-
-const textOf = (result: unknown) =>
-  ((result as { content: { text?: string }[] }).content[0]?.text) ?? "";
+import {
+  CONFORMANCE_UPSTREAM,
+  connectHttp,
+  disconnect,
+  ServeProcess,
+  textOf,
+} from "./serve_helpers.ts";
 
 /** The data of the error of a request that failed. */
 async function failure(promise: Promise<unknown>): Promise<{ code: number; cause: unknown }> {

@@ -20,7 +20,7 @@ import {
 import { freePort } from "../free_port.ts";
 import { waitFor } from "../wait.ts";
 import { ROOT } from "./helpers.ts";
-import { CONFORMANCE_UPSTREAM, ServeProcess } from "./serve_helpers.ts";
+import { CONFORMANCE_UPSTREAM, ServeProcess, textOf } from "./serve_helpers.ts";
 
 const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((path) => {
   try {
@@ -38,8 +38,6 @@ if (!NGINX) {
 }
 
 const TOKEN = "replica-test-token";
-const textOf = (result: unknown) =>
-  ((result as { content: { text?: string }[] }).content[0]?.text) ?? "";
 
 /** The nginx block of README.md, with the ports of the test. */
 async function readmeBlock(listen: number, r1: number, r2: number): Promise<string> {

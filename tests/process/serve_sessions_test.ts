@@ -13,10 +13,13 @@ import {
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { waitFor } from "../wait.ts";
-import { CONFORMANCE_UPSTREAM, connectHttp, disconnect, ServeProcess } from "./serve_helpers.ts";
-
-const textOf = (result: unknown) =>
-  ((result as { content: { text?: string }[] }).content[0]?.text) ?? "";
+import {
+  CONFORMANCE_UPSTREAM,
+  connectHttp,
+  disconnect,
+  ServeProcess,
+  textOf,
+} from "./serve_helpers.ts";
 
 interface Seen {
   questions: string[];

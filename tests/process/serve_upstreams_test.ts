@@ -16,10 +16,7 @@ import {
 import { serveRaw } from "../fixtures/http_upstream.ts";
 import { server } from "../fixtures/conformance_upstream.ts";
 import { DENO, ROOT } from "./helpers.ts";
-import { connectHttp, disconnect, ServeProcess } from "./serve_helpers.ts";
-
-const textOf = (result: unknown) =>
-  ((result as { content: { text?: string }[] }).content[0]?.text) ?? "";
+import { connectHttp, disconnect, ServeProcess, textOf } from "./serve_helpers.ts";
 
 Deno.test("serve: a URL upstream shared by every session: log messages of calls at the same time reach their own sessions, all of them", async () => {
   const handler = createMcpHandler(server, { legacy: "reject", keepAliveMs: 0 });

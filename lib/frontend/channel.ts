@@ -54,6 +54,12 @@ export interface ClientChannel {
    * reader of a link of this client alone wait for it.
    */
   hold(): Promise<void> | undefined;
+  /**
+   * The request `id` of the client is over without a response (it was
+   * canceled): nothing more of it comes. The stdio face has nothing to end;
+   * the HTTP face ends the request's stream, which would else stay open.
+   */
+  unanswered?(id: RequestId): void;
   /** Waits for the queued messages, then ends the face's output. */
   close(): Promise<void>;
 }

@@ -179,19 +179,26 @@ export class Frontend {
    * Runs a task of the connection; shutdown waits for it. A task of a
    * request names its flight: when the task throws, the request still gets
    * its one response, -32603 with a fixed message (the stack goes to the log
-   * only), unless it was canceled or answered.
+   * only), unless it was canceled or answered. A request that ends without
+   * its response (a cancellation) is over too: its face learns it.
    */
   #spawn(task: () => Promise<void>, flight?: Flight): void {
-    this.#tasks.run(task, (error) => {
-      this.#options.log.error(
-        `internal error: ${
-          error instanceof Error ? (error.stack ?? error.message) : String(error)
-        }`,
-      );
-      if (flight && !flight.canceled && !flight.answered) {
-        this.#answer(flight, BridgeError.internal());
-      }
-    });
+    this.#tasks.run(
+      task,
+      (error) => {
+        this.#options.log.error(
+          `internal error: ${
+            error instanceof Error ? (error.stack ?? error.message) : String(error)
+          }`,
+        );
+        if (flight && !flight.canceled && !flight.answered) {
+          this.#answer(flight, BridgeError.internal());
+        }
+      },
+      flight && (() => {
+        if (!flight.answered) this.#channel.unanswered?.(flight.id);
+      }),
+    );
   }
 
   /** The one response of a flight. */

@@ -7,7 +7,8 @@
  *   messages of its exchange) goes on the stream of that request's POST.
  *   A request that the front end answers at once (ping, logging/setLevel,
  *   an error) gets its response as one JSON body; any other request gets an
- *   SSE stream that ends after its response.
+ *   SSE stream that ends after its response, or once it is over without one
+ *   (a cancellation).
  * - Any other message (list changes, resource updates, a log message of no
  *   known request, the requests of an older upstream server) goes on the
  *   session's GET stream; while none is open, it waits in a bounded queue
@@ -150,6 +151,19 @@ export class HttpChannel implements ClientChannel {
       return;
     }
     this.#unrelated(message);
+  }
+
+  /**
+   * The request `id` is over without a response (it was canceled): its
+   * stream ends, as a response would end it. The front end says so once the
+   * request's task has settled, always after {@linkcode reply}.
+   */
+  unanswered(id: RequestId): void {
+    const key = idKey(id);
+    const post = this.#posts.get(key);
+    if (!post?.stream) return; // its POST went away already
+    this.#posts.delete(key);
+    void post.stream.close();
   }
 
   #toPost(post: Post, key: string, message: Message): void {

@@ -108,3 +108,50 @@ Deno.test("front end: every message names the client's request it belongs to; ev
   strictEqual(sent.at(-1)?.related, undefined);
   await frontend.shutdown();
 });
+
+Deno.test("front end: a request that ends without its response (a cancellation) is unanswered to its face; an answered one is not", async () => {
+  const sent: Message[] = [];
+  const unanswered: RequestId[] = [];
+  const channel: ClientChannel = {
+    send: (message) => void sent.push(message),
+    hold: () => undefined,
+    unanswered: (id) => void unanswered.push(id),
+    close: () => Promise.resolve(),
+  };
+  const frontend = new Frontend({
+    profile: VSCODE_PROFILE,
+    limits: { ...DEFAULT_LIMITS, shutdown_grace_ms: 200 },
+    log: SILENT_LOGGER,
+    fallback: { name: "t", version: "1" },
+    connect: () => connectMemoryLink(server),
+    channel,
+  });
+  const accept = (message: object) =>
+    frontend.accept({ kind: "line", bytes: enc.encode(JSON.stringify(message)) });
+  const answered = (id: RequestId) =>
+    waitFor(`the response ${String(id)}`, () => sent.some((m) => "id" in m && m.id === id));
+  accept({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "c", version: "1" },
+    },
+  });
+  await answered(1);
+  accept({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "slow", arguments: { ms: 5_000 } },
+  });
+  accept({ jsonrpc: "2.0", id: 3, method: "tools/list" });
+  await answered(3);
+  accept({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2 } });
+  await waitFor("the canceled request to be over", () => unanswered.length > 0);
+  deepStrictEqual(unanswered, [2]);
+  strictEqual(sent.some((m) => "id" in m && m.id === 2), false);
+  await frontend.shutdown();
+});

@@ -9,7 +9,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { tokenDigest } from "../../lib/serve/guard.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
-import { waitFor } from "../wait.ts";
+import { waitFor, within } from "../wait.ts";
 import { readEvents } from "../../lib/upstream/sse.ts";
 import { BASE, FaceHarness, INIT_PARAMS, messagesOf, PORT, postHeaders } from "./face_harness.ts";
 
@@ -246,6 +246,40 @@ Deno.test("serve face: an id that is in flight on another POST gets its error at
   ]);
   const [done] = await messagesOf(first);
   deepStrictEqual([done!.id, ((done!.result as Obj).content as Obj[])[0]!.text], [7, "slow done"]);
+});
+
+Deno.test("serve face: a canceled request gets no response and its stream ends; the same id of another session goes on", async () => {
+  await using t = new FaceHarness();
+  const a = await t.initialize();
+  const b = await t.initialize();
+  const call = {
+    jsonrpc: "2.0",
+    id: 5,
+    method: "tools/call",
+    params: { name: "slow", arguments: { ms: 400 } },
+  };
+  const canceled = await t.post(call, a.session);
+  const other = await t.post(call, b.session);
+  const cancel = await t.post({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 5, reason: "the user stopped it" },
+  }, a.session);
+  strictEqual(cancel.status, 202);
+  // The stream of the canceled request ends, with nothing in it (no response, as on stdio).
+  deepStrictEqual(await within(messagesOf(canceled), 5_000, "the end of the stream"), []);
+  const [done] = await messagesOf(other);
+  deepStrictEqual([done!.id, ((done!.result as Obj).content as Obj[])[0]!.text], [5, "slow done"]);
+  // The id is free again in its session.
+  const again = await t.post(
+    { ...call, params: { name: "slow", arguments: { ms: 1 } } },
+    a.session,
+  );
+  const [after] = await messagesOf(again);
+  deepStrictEqual([after!.id, ((after!.result as Obj).content as Obj[])[0]!.text], [
+    5,
+    "slow done",
+  ]);
 });
 
 Deno.test("serve face: a session with no stream and no request for the idle limit ends", async () => {

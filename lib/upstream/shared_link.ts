@@ -264,7 +264,9 @@ export class LinkHub {
       return message(value, stream);
     }
     if (viaEntry) return message(params ?? {}, viaEntry);
-    if (method === "notifications/message" && params) {
+    // The one-owner rule is for a log message of no known exchange (stdio) only: one on
+    // the exchange of a request that is over belonged to that request, never to another.
+    if (method === "notifications/message" && params && via === undefined) {
       const owner = this.#onlyLogOwner();
       if (owner) {
         owner.deliver({ kind: "message", value: { jsonrpc: "2.0", method, params } });
@@ -275,7 +277,11 @@ export class LinkHub {
       );
       return;
     }
-    this.#o.log.debug(`dropped the upstream notification ${method}: it belongs to no request`);
+    this.#o.log.debug(
+      method === "notifications/message"
+        ? "dropped a log message of the upstream server: its request is over"
+        : `dropped the upstream notification ${method}: it belongs to no request`,
+    );
   }
 
   /** The one front end whose requests in flight asked for log messages, if only one did. */

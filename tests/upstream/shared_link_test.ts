@@ -140,6 +140,32 @@ Deno.test("shared link: a log message of no request reaches a client only when i
   await Promise.allSettled([noLevel, bLevel]);
 });
 
+Deno.test("shared link: a log message on the exchange of a request that is over reaches no client, not even the one that alone asks for log messages", async () => {
+  const { link, clients: [a, b], lines } = setup(2);
+  const own: Json[] = [];
+  const done = a!.client.request("tools/call", {}, {
+    logLevel: "debug",
+    onLog: (params) => own.push(params.data ?? null),
+  });
+  const other = b!.client.request("tools/call", {}, { logLevel: "debug" });
+  await waitFor("two requests", () => link.requests().length === 2);
+  const [ra] = link.requests();
+  link.message({ jsonrpc: "2.0", id: ra!.id, result: {} });
+  deepStrictEqual(await settled(done), { result: {} });
+  // The link says whose exchange it came on: a's, whose request is over. b alone asks for
+  // log messages now, but the message is not b's.
+  link.frame({
+    kind: "message",
+    value: { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: 1 } },
+    via: ra!.id,
+  });
+  await waitFor("the frame read", () => link.delivered === 2);
+  deepStrictEqual([own, a!.logs, b!.logs], [[], [], []]);
+  ok(lines.some((l) => l.includes("dropped a log message")), lines.join(""));
+  link.end({ kind: "closed" });
+  await settled(other);
+});
+
 Deno.test("shared link: a canceled request stops counting for the log messages after the linger", async () => {
   const { link, clients: [a, b] } = setup(2, 20);
   const controller = new AbortController();

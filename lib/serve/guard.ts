@@ -10,7 +10,8 @@
  *   `Origin` (VS Code, curl, an SDK client) passes this check.
  * - A bearer token (`--token-env`): required on an address that is not
  *   loopback, compared in constant time (the SHA-256 of both, so that the
- *   length of the token does not show either).
+ *   length of the token does not show either). A CORS preflight of an
+ *   allowed origin passes without it: a browser never sends one there.
  *
  * @module
  */
@@ -121,7 +122,11 @@ export async function checkRequest(
       return { status: 403, message: "Forbidden: the origin is not allowed" };
     }
   }
-  if (settings.tokenDigest) {
+  // A browser's CORS preflight never carries credentials (the Fetch standard): it needs
+  // none, and the request after it does.
+  const preflight = request.method === "OPTIONS" &&
+    request.headers.has("access-control-request-method");
+  if (settings.tokenDigest && !preflight) {
     const header = request.headers.get("authorization") ?? "";
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     const given = await tokenDigest(match?.[1] ?? "");

@@ -126,6 +126,32 @@ Deno.test("serve face: with a token every request needs it as a bearer token (40
   });
   strictEqual(right.status, 200);
   await right.body?.cancel();
+  // A browser's CORS preflight never carries credentials: it passes without the token,
+  // and the POST after it still needs the token.
+  await using web = new FaceHarness({
+    guard: {
+      host: "0.0.0.0",
+      tokenDigest: await tokenDigest("s3cret"),
+      allowedOrigins: ["https://app.example.com"],
+    },
+  });
+  const origin = "https://app.example.com";
+  const preflight = await web.request({
+    method: "OPTIONS",
+    headers: {
+      origin,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "authorization, content-type",
+    },
+  });
+  strictEqual(preflight.status, 204);
+  strictEqual(preflight.headers.get("access-control-allow-origin"), origin);
+  const bare = await web.post(init, undefined, { origin });
+  strictEqual(bare.status, 401);
+  await bare.body?.cancel();
+  const withToken = await web.post(init, undefined, { origin, authorization: "Bearer s3cret" });
+  strictEqual(withToken.status, 200);
+  await withToken.body?.cancel();
 });
 
 Deno.test("serve face: media types, methods and the protocol version header", async () => {

@@ -84,6 +84,11 @@ function mediaType(header: string | null): string {
   return (header ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
+/** The refusal of new work while `serve` stops. */
+function stoppingError(): Response {
+  return httpError("stopping", { "retry-after": "5" });
+}
+
 /** The face of one `serve` process. */
 export class HttpFace {
   readonly #o: FaceOptions;
@@ -141,7 +146,11 @@ export class HttpFace {
         },
       });
     }
-    if (this.#stopping) return httpError("stopping", { "retry-after": "5" });
+    // While serve stops, only what a request in flight needs passes: the POSTs of a session
+    // (its answers and cancellations pass, its requests not: below) and the end of a session.
+    const ofSession = request.method === "DELETE" ||
+      (request.method === "POST" && request.headers.has("mcp-session-id"));
+    if (this.#stopping && !ofSession) return stoppingError();
     // The header of the revision that a session negotiated: on every request after initialize.
     const version = request.headers.get("mcp-protocol-version");
     if (
@@ -203,6 +212,7 @@ export class HttpFace {
     if (body.kind === "busy") return httpError("busy", { "retry-after": "1" });
     if (body.kind === "failed") return new Response(null, { status: 400 });
     const inbound = readClientFrame(body, endpoint.limits, this.#o.profile.request_id_prefix);
+    if (this.#stopping && (!known || inbound.kind === "request")) return stoppingError();
     if (known) return await known.post(inbound);
     if (inbound.kind === "reject") {
       const error = { jsonrpc: "2.0", id: inbound.id, error: inbound.error.toJSON() };
@@ -245,7 +255,11 @@ export class HttpFace {
     return session;
   }
 
-  /** From now on every request gets 503: `serve` stops. */
+  /**
+   * `serve` stops: from now on a new session, a new request and a new GET
+   * stream get 503; the answers and cancellations of the clients still reach
+   * the requests in flight, and DELETE still ends a session.
+   */
   stop(): void {
     this.#stopping = true;
   }

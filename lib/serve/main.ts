@@ -7,9 +7,11 @@
  * (`upstream/shared_upstream.ts`), an older one (`--protocol auto`) gets a
  * link of its own per session.
  *
- * SIGTERM (or SIGINT) stops it: new requests get 503, the requests in flight
- * get `--shutdown-grace` to finish, then every session ends as a stdio
- * bridge ends at the end of stdin, and the upstream servers stop as today.
+ * SIGTERM (or SIGINT) stops it: new sessions, requests and streams get 503,
+ * the requests in flight get `--shutdown-grace` to finish (the answers and
+ * cancellations of their clients still come in), then every session ends as
+ * a stdio bridge ends at the end of stdin, and the upstream servers stop as
+ * today.
  *
  * @module
  */
@@ -129,8 +131,10 @@ export async function runServe(command: ServeCommand, io: ServeIo): Promise<numb
   }
   log.info(`stopping: the requests in flight get ${command.shutdownGraceMs / 1000} s`);
   face.stop();
-  const closed = server.shutdown();
+  // Connections are taken during the drain: the answers of the clients to the input
+  // requests of the requests in flight must come in (new work gets 503).
   await face.drain(command.shutdownGraceMs);
+  const closed = server.shutdown();
   await face.endAll();
   await Promise.allSettled(built.map((b) => b.shared.close()));
   // A client that reads nothing cannot hold the end for ever.

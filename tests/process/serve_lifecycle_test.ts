@@ -8,7 +8,7 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { runBridge } from "./helpers.ts";
@@ -94,6 +94,31 @@ Deno.test("serve: SIGTERM: new requests are refused, a request in flight finishe
   strictEqual(textOf(await call), "slow done");
   strictEqual(await serve.stop(), 0);
   ok(!alive(pid), "the upstream child stopped");
+  await a.client.close();
+});
+
+Deno.test("serve: SIGTERM: a request in flight that waits for the client's answer still gets it and finishes", async () => {
+  await using serve = await ServeProcess.start([
+    "--shutdown-grace",
+    "20",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const a = await connectHttp(serve.url(), { elicitation: {} });
+  const asked = Promise.withResolvers<void>();
+  const answer = Promise.withResolvers<void>();
+  a.client.setRequestHandler(ElicitRequestSchema, async () => {
+    asked.resolve();
+    await answer.promise;
+    return { action: "accept", content: { a: "after SIGTERM" } };
+  });
+  const call = a.client.callTool({ name: "ask", arguments: { question: "?" } });
+  await asked.promise;
+  serve.child.kill("SIGTERM");
+  await waitFor("the stop line", () => serve.stderr.includes("stopping"));
+  answer.resolve();
+  strictEqual(textOf(await call), "answered: after SIGTERM");
+  strictEqual(await serve.stop(), 0);
   await a.client.close();
 });
 

@@ -335,6 +335,61 @@ Deno.test("serve face: an initialize that fails ends its session; the next one s
   strictEqual((await t.post({ jsonrpc: "2.0", id: 2, method: "ping" }, session)).status, 404);
 });
 
+Deno.test("serve face: while serve stops, new sessions, requests and streams get 503; a request in flight still gets the client's answer and its cancellation", async () => {
+  await using t = new FaceHarness();
+  const { session } = await t.initialize();
+  const ask = await t.post({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "ask", arguments: { question: "name?" } },
+  }, session);
+  const events = readEvents(ask.body!, 1 << 20);
+  const question = JSON.parse(new TextDecoder().decode((await events.next()).value!.data));
+  strictEqual(question.method, "elicitation/create");
+  const slow = await t.post({
+    jsonrpc: "2.0",
+    id: 3,
+    method: "tools/call",
+    params: { name: "slow", arguments: { ms: 5_000 } },
+  }, session);
+  t.face.stop();
+  const refused = [
+    await t.post({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT_PARAMS }),
+    await t.post({ jsonrpc: "2.0", id: 4, method: "ping" }, session),
+    await t.request({
+      method: "GET",
+      headers: {
+        host: `127.0.0.1:${PORT}`,
+        accept: "text/event-stream",
+        "mcp-session-id": session,
+      },
+    }),
+  ];
+  for (const response of refused) {
+    deepStrictEqual([response.status, response.headers.get("retry-after")], [503, "5"]);
+    await response.body?.cancel();
+  }
+  // The answer of the client reaches the request in flight, which finishes.
+  const answer = await t.post({
+    jsonrpc: "2.0",
+    id: question.id,
+    result: { action: "accept", content: { a: "Ada" } },
+  }, session);
+  strictEqual(answer.status, 202);
+  const response = JSON.parse(new TextDecoder().decode((await events.next()).value!.data));
+  strictEqual(((response.result as Obj).content as Obj[])[0]!.text, "answered: Ada");
+  // A cancellation too: the slow call ends without a response.
+  const cancel = await t.post({
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 3 },
+  }, session);
+  strictEqual(cancel.status, 202);
+  deepStrictEqual(await within(messagesOf(slow), 5_000, "the end of the canceled call"), []);
+  await within(t.face.drain(5_000), 6_000, "the drain");
+});
+
 Deno.test("serve face: a second GET stream takes the place of the first, which ends", async () => {
   await using t = new FaceHarness();
   const { session } = await t.initialize();

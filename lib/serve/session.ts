@@ -48,8 +48,10 @@ export class ServeSession {
   readonly #frontend: Frontend;
   readonly #channel: HttpChannel;
   readonly #log: Logger;
-  /** The back pressure of the last message: the next one waits for it. */
+  /** The back pressure of the last message while it holds: the next request waits for it. */
   #held: Promise<void> | undefined;
+  /** The requests that wait for {@linkcode #held}. */
+  #waiting = 0;
   #idle: ReturnType<typeof setTimeout> | undefined;
   #ending: Promise<void> | undefined;
 
@@ -89,8 +91,18 @@ export class ServeSession {
    * id of an initialize).
    */
   async post(inbound: Inbound, headers: Record<string, string> = {}): Promise<Response> {
-    // The back pressure of the client: the next message waits while its streams are full.
-    await this.#held;
+    if (inbound.kind === "request" && this.#held) {
+      // The back pressure of the client: a request waits while its streams are full, as the
+      // stdio reader does; one more than the requests in flight may be is refused at once.
+      // Its other messages make no output: they never wait (a cancellation gets through).
+      if (this.#waiting >= this.#o.settings.limits.max_in_flight_requests) {
+        const error = BridgeError.of("too_many_requests").toJSON();
+        return json({ jsonrpc: "2.0", id: inbound.id, error }, 200, headers);
+      }
+      this.#waiting++;
+      await this.#held;
+      this.#waiting--;
+    }
     // Ended meanwhile (a DELETE, the idle limit): its front end answers nothing more.
     if (this.#ending) return httpError("session_not_found");
     this.#touch();
@@ -99,7 +111,7 @@ export class ServeSession {
       return json(body, inbound.id === null ? 400 : 200, headers);
     }
     if (inbound.kind !== "request") {
-      this.#held = this.#frontend.acceptInbound(inbound);
+      this.#accept(inbound);
       return new Response(null, { status: 202, headers });
     }
     const { id } = inbound;
@@ -112,12 +124,21 @@ export class ServeSession {
       return json({ jsonrpc: "2.0", id, error: error.toJSON() }, 200, headers);
     }
     this.#channel.openPost(id);
-    this.#held = this.#frontend.acceptInbound(inbound);
+    this.#accept(inbound);
     const reply = this.#channel.reply(id, () => this.#afterInitialize(inbound.method));
     if (reply.kind === "json") return json(reply.message, 200, headers);
     return new Response(reply.stream.body, {
       status: 200,
       headers: { ...headers, ...SSE_HEADERS },
+    });
+  }
+
+  /** Gives the front end one message; its output's back pressure holds the next request. */
+  #accept(inbound: Inbound): void {
+    const held = this.#frontend.acceptInbound(inbound);
+    this.#held = held;
+    held?.then(() => {
+      if (this.#held === held) this.#held = undefined;
     });
   }
 

@@ -7,7 +7,8 @@
  * @module
  */
 
-import { Frontend, type FrontendSettings } from "../frontend/frontend.ts";
+import { Frontend } from "../frontend/frontend.ts";
+import type { FrontendSettings } from "../frontend/frontend_options.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { legacyConnect } from "../legacy/wiring.ts";
 import { connectRemote } from "../upstream/http_options.ts";

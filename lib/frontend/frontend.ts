@@ -1,6 +1,7 @@
 /**
- * The front end: a stdio MCP server of revision 2025-11-25 for the client, as
- * a state machine. The state is one typed value (`state.ts`); the spec's message
+ * The front end: an MCP server of revision 2025-11-25 for one client, as a
+ * state machine, behind its face (`channel.ts`: the stdio lines, or a
+ * session of `serve` over HTTP). The state is one typed value (`state.ts`); the spec's message
  * table ({@linkcode REQUEST_TABLE}, {@linkcode NOTIFICATION_TABLE}) says
  * what each state does with each kind of message; what only the ready state
  * has (the upstream client, the input rounds, the result rules, the
@@ -14,8 +15,7 @@
  * @module
  */
 
-import type { Clock } from "../clock.ts";
-import type { ByteInput, ByteOutput } from "../jsonrpc/byte_io.ts";
+import type { ByteInput } from "../jsonrpc/byte_io.ts";
 import { type Frame, readFrames } from "../jsonrpc/framer.ts";
 import {
   isObject,
@@ -24,14 +24,13 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { type Connect, failureOfEnd } from "../upstream/link.ts";
+import { failureOfEnd } from "../upstream/link.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import { type Flight, Flights } from "./flights.ts";
 import { type Inbound, readClientFrame } from "./inbound.ts";
 import { type ClientChannel, lineChannel } from "./channel.ts";
-import type { Limits } from "../settings/limits.ts";
-import type { Logger } from "../log.ts";
+import type { FrontendOptions, FrontendSettings } from "./frontend_options.ts";
 import { type LoggingLevel, setLevelParams } from "./client_log_level.ts";
 import {
   NOTIFICATION_TABLE,
@@ -41,47 +40,12 @@ import {
   type StateName,
 } from "./message_table.ts";
 import { CANCEL_REASONS, PendingTable } from "../input/pending.ts";
-import type { Profile } from "../settings/profile.ts";
 import { PromiseGroup } from "./promise_group.ts";
 import type { Ready } from "./ready.ts";
 import { connectionOf, isPassThrough, readyState, type State } from "./state.ts";
-import type { LegacyOptions } from "../legacy/auto.ts";
 import type { PassThrough } from "../legacy/passthrough.ts";
 import { initializeUpstream } from "./initialize_step.ts";
-import { type Fallback, hasModernMeta, isInitializeParams } from "../translate/translate.ts";
-import type { ToolFilter } from "../translate/tool_filter.ts";
-
-/**
- * Options of a {@linkcode Frontend}: the upstream, the rules, and its face:
- * `output` (the stdio face: one line per message) or `channel` (another face,
- * such as a session of `serve` over HTTP).
- */
-export type FrontendOptions =
-  & FrontendSettings
-  & ({ readonly output: ByteOutput } | { readonly channel: ClientChannel });
-
-/** What a {@linkcode Frontend} takes besides its face. */
-export interface FrontendSettings {
-  readonly profile: Profile;
-  readonly limits: Limits;
-  readonly log: Logger;
-  /** serverInfo when the upstream server gives none. */
-  readonly fallback: Fallback;
-  /** Makes the upstream link; a rejection is spawn_failed or connect_failed. */
-  readonly connect: Connect;
-  /**
-   * `--protocol auto` (LEGACY.md): how an upstream server of revision
-   * 2025-11-25 is reached. Without it, only revision 2026-07-28.
-   */
-  readonly legacy?: Pick<LegacyOptions, "connect" | "ownLink">;
-  /** The clock of the listen stream; the real one by default (a fake one in tests). */
-  readonly clock?: Clock;
-  /**
-   * `--tool` and `--ignore-tool`: tools/list leaves out the hidden tools, and
-   * a tools/call of one gets the bridge's error without going upstream.
-   */
-  readonly tools?: ToolFilter | undefined;
-}
+import { hasModernMeta, isInitializeParams } from "../translate/translate.ts";
 
 /** The front end of one connection. */
 export class Frontend {

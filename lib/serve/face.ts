@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { FrontendSettings } from "../frontend/frontend.ts";
+import type { FrontendSettings } from "../frontend/frontend_options.ts";
 import { readClientFrame } from "../frontend/inbound.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { labeledLogger, type Logger } from "../log.ts";

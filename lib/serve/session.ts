@@ -9,7 +9,8 @@
  */
 
 import { BridgeError } from "../errors/errors.ts";
-import { Frontend, type FrontendSettings } from "../frontend/frontend.ts";
+import { Frontend } from "../frontend/frontend.ts";
+import type { FrontendSettings } from "../frontend/frontend_options.ts";
 import type { Inbound } from "../frontend/inbound.ts";
 import type { Message } from "../jsonrpc/message.ts";
 import type { Logger } from "../log.ts";

@@ -3,8 +3,9 @@
  * for the client names the request of the client it belongs to (its
  * response, its progress, the input requests of its rounds), and the
  * messages of no request (events of the listen stream, the error of a line
- * without an id) name none. The HTTP face of `serve` routes on this; the
- * stdio face writes lines in the same order.
+ * without an id) name none; a request that ends without its response (a
+ * cancellation) is said to be over. The HTTP face of `serve` routes on
+ * this; the stdio face writes lines in the same order.
  */
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
@@ -20,13 +21,8 @@ import { waitFor } from "../wait.ts";
 
 const enc = new TextEncoder();
 
-Deno.test("front end: every message names the client's request it belongs to; events name none", async () => {
-  const sent: { message: Message; related: RequestId | undefined }[] = [];
-  const channel: ClientChannel = {
-    send: (message, related) => void sent.push({ message, related }),
-    hold: () => undefined,
-    close: () => Promise.resolve(),
-  };
+/** A front end on `channel`, in front of the fixture, and how to give it a message. */
+function frontendOn(channel: ClientChannel) {
   const frontend = new Frontend({
     profile: VSCODE_PROFILE,
     limits: { ...DEFAULT_LIMITS, shutdown_grace_ms: 200 },
@@ -37,6 +33,17 @@ Deno.test("front end: every message names the client's request it belongs to; ev
   });
   const accept = (message: object) =>
     frontend.accept({ kind: "line", bytes: enc.encode(JSON.stringify(message)) });
+  return { frontend, accept };
+}
+
+Deno.test("front end: every message names the client's request it belongs to; events name none", async () => {
+  const sent: { message: Message; related: RequestId | undefined }[] = [];
+  const channel: ClientChannel = {
+    send: (message, related) => void sent.push({ message, related }),
+    hold: () => undefined,
+    close: () => Promise.resolve(),
+  };
+  const { frontend, accept } = frontendOn(channel);
   const responseOf = (id: RequestId) =>
     waitFor(
       `the response ${String(id)}`,
@@ -118,16 +125,7 @@ Deno.test("front end: a request that ends without its response (a cancellation) 
     unanswered: (id) => void unanswered.push(id),
     close: () => Promise.resolve(),
   };
-  const frontend = new Frontend({
-    profile: VSCODE_PROFILE,
-    limits: { ...DEFAULT_LIMITS, shutdown_grace_ms: 200 },
-    log: SILENT_LOGGER,
-    fallback: { name: "t", version: "1" },
-    connect: () => connectMemoryLink(server),
-    channel,
-  });
-  const accept = (message: object) =>
-    frontend.accept({ kind: "line", bytes: enc.encode(JSON.stringify(message)) });
+  const { frontend, accept } = frontendOn(channel);
   const answered = (id: RequestId) =>
     waitFor(`the response ${String(id)}`, () => sent.some((m) => "id" in m && m.id === id));
   accept({

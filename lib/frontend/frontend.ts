@@ -1,8 +1,9 @@
 /**
  * The front end: an MCP server of revision 2025-11-25 for one client, as a
  * state machine, behind its face (`channel.ts`: the stdio lines, or a
- * session of `serve` over HTTP). The state is one typed value (`state.ts`); the spec's message
- * table ({@linkcode REQUEST_TABLE}, {@linkcode NOTIFICATION_TABLE}) says
+ * session of `serve` over HTTP). The state is one typed value (`state.ts`);
+ * the spec's message table ({@linkcode REQUEST_TABLE},
+ * {@linkcode NOTIFICATION_TABLE}) says
  * what each state does with each kind of message; what only the ready state
  * has (the upstream client, the input rounds, the result rules, the
  * listener) lives in that state.

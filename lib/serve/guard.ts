@@ -10,8 +10,9 @@
  *   `Origin` (VS Code, curl, an SDK client) passes this check.
  * - A bearer token (`--token-env`): required on an address that is not
  *   loopback, compared in constant time (the SHA-256 of both, so that the
- *   length of the token does not show either). A CORS preflight of an
- *   allowed origin passes without it: a browser never sends one there.
+ *   length of the token does not show either). A CORS preflight passes
+ *   without it (a browser never sends credentials there); the request
+ *   after it needs it.
  *
  * @module
  */

@@ -51,6 +51,29 @@ export function createLogger(
   };
 }
 
+/**
+ * A logger whose lines begin with `label: ` (a session or an upstream of
+ * `serve`), on `log`.
+ *
+ * @example
+ * ```ts
+ * import { createLogger, labeledLogger } from "./log.ts";
+ * const lines: string[] = [];
+ * labeledLogger(createLogger("tag", "info", (l) => lines.push(l)), "session #3").info("hello");
+ * if (lines[0] !== "[tag] info: session #3: hello\n") throw new Error(lines[0]);
+ * ```
+ */
+export function labeledLogger(log: Logger, label: string): Logger {
+  const at = (line: (message: string) => void) => (message: string) => line(`${label}: ${message}`);
+  return {
+    ...(log.enabled && { enabled: (level: LogLevel) => log.enabled!(level) }),
+    error: at((m) => log.error(m)),
+    warn: at((m) => log.warn(m)),
+    info: at((m) => log.info(m)),
+    debug: at((m) => log.debug(m)),
+  };
+}
+
 /** A logger that drops every line. */
 export const SILENT_LOGGER: Logger = {
   enabled: () => false,

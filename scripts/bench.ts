@@ -22,6 +22,7 @@ import { benchLarge } from "./bench_large.ts";
 import { benchPassthrough } from "./bench_passthrough.ts";
 import { benchPressure } from "./bench_pressure.ts";
 import { benchRemote } from "./bench_remote.ts";
+import { benchServe } from "./bench_serve.ts";
 import { bridgeCommand } from "./bridge_command.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -385,3 +386,6 @@ await benchPassthrough(out);
 
 // Back pressure: the peak RSS of the bridge when a peer does not read.
 await benchPressure(out);
+
+// serve: one process with 10 sessions against 10 stdio bridges; the HTTP face against stdio.
+await benchServe(out);

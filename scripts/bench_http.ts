@@ -140,12 +140,16 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
-export async function latency(client: Client, n: number): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < 100; i++) await client.request("tools/call", ECHO);
+export async function latency(
+  client: Client,
+  n: number,
+  call: Record<string, unknown> = ECHO,
+): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 100; i++) await client.request("tools/call", call);
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    await client.request("tools/call", ECHO);
+    await client.request("tools/call", call);
     times.push(performance.now() - t0);
   }
   times.sort((a, b) => a - b);

@@ -19,3 +19,11 @@ export function bridgeArgs(...argv: string[]): string[] {
 export function bridgeCommand(...argv: string[]): string[] {
   return [Deno.execPath(), ...bridgeArgs(...argv)];
 }
+
+/**
+ * The arguments of `deno` that run `serve` with `argv` (after the word),
+ * with only its errors logged (a later `--log-level` wins).
+ */
+export function serveArgs(...argv: string[]): string[] {
+  return ["run", "-q", "-P", main, "serve", "--log-level", "error", ...argv];
+}

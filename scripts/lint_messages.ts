@@ -1,5 +1,6 @@
 /**
- * Checks the messages of the error table against the rules of the project's
+ * Checks the messages of the error table (and of the refusals of the HTTP
+ * face of `serve`) against the rules of the project's
  * writing profile: short sentences, no contractions, present tense words, no
  * secret placeholders, and the approved terms.
  *
@@ -9,6 +10,7 @@
  */
 
 import { ERROR_TABLE } from "../lib/errors/error_table.ts";
+import { HTTP_ERRORS } from "../lib/serve/http_errors.ts";
 
 const MAX_WORDS = 26;
 const CONTRACTION = /\b\w+'(t|s|re|ve|ll|d|m)\b/i;
@@ -20,7 +22,8 @@ const FORBIDDEN = [
 const APPROVED_PLACEHOLDERS = new Set(["seconds", "name", "port", "redirect_uri"]);
 
 const problems: string[] = [];
-for (const [cause, row] of Object.entries(ERROR_TABLE)) {
+const rows = [...Object.entries(ERROR_TABLE), ...Object.entries(HTTP_ERRORS)];
+for (const [cause, row] of rows) {
   const sentences = row.message.split(/(?<=\.)\s+/);
   for (const sentence of sentences) {
     const words = sentence.split(/\s+/).length;
@@ -43,5 +46,5 @@ for (const [cause, row] of Object.entries(ERROR_TABLE)) {
 }
 const out = (line: string) => Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
 for (const problem of problems) out(problem);
-out(`${Object.keys(ERROR_TABLE).length} messages checked, ${problems.length} problems`);
+out(`${rows.length} messages checked, ${problems.length} problems`);
 Deno.exit(problems.length === 0 ? 0 : 1);

@@ -7,7 +7,8 @@
  * @module
  */
 
-import { Frontend, type FrontendOptions } from "../frontend/frontend.ts";
+import { Frontend } from "../frontend/frontend.ts";
+import type { FrontendSettings } from "../frontend/frontend_options.ts";
 import { createLogger, type Logger } from "../log.ts";
 import { legacyConnect } from "../legacy/wiring.ts";
 import { connectRemote } from "../upstream/http_options.ts";
@@ -31,12 +32,11 @@ export async function runBridge(
 ): Promise<number> {
   const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
   const stdio = await io.stdio();
-  const frontend = new Frontend(bridgeOptions(cli, {
-    log,
+  const frontend = new Frontend({
+    ...bridgeOptions(cli, { log, ...(tokenSource && { tokenSource }) }),
     // Plain reads and writes: no web stream stage (jsonrpc/byte_io.ts).
     output: stdio.output,
-    ...(tokenSource && { tokenSource }),
-  }));
+  });
   // SIGTERM and SIGINT end the session as the end of stdin does: the child stops too.
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -52,18 +52,17 @@ export async function runBridge(
 /** What the wiring of {@linkcode bridgeOptions} takes besides the command line. */
 export interface BridgeIo {
   readonly log: Logger;
-  /** Where the messages for the client go. */
-  readonly output: FrontendOptions["output"];
   /** The sign-in of a URL upstream. */
   readonly tokenSource?: TokenSource;
 }
 
 /**
- * The options of the front end for the command line `cli`: the profile, the
- * limits, the link to the upstream (a child on stdio, or the HTTP link of a
- * URL) and, with `--protocol auto`, the link of revision 2025-11-25.
+ * The settings of the front end for the command line `cli`, without its
+ * face: the profile, the limits, the link to the upstream (a child on
+ * stdio, or the HTTP link of a URL) and, with `--protocol auto`, the link of
+ * revision 2025-11-25.
  */
-export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
+export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendSettings {
   const { command, args, limits, remote } = cli;
   const { log, tokenSource } = io;
   const warn = (message: string) => log.warn(message);
@@ -101,7 +100,6 @@ export function bridgeOptions(cli: RunCommand, io: BridgeIo): FrontendOptions {
         ...(tokenSource && { tokenSource }),
       }),
     }),
-    output: io.output,
     ...(cli.tools && { tools: cli.tools }),
   };
 }

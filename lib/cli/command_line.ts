@@ -102,7 +102,7 @@ function asUsage<T>(make: () => T): T {
 export function parseCommandLine(argv: readonly string[], env: Env = ENV): Command {
   const split = argv.indexOf("--");
   const optionArgs = split === -1 ? argv : argv.slice(0, split);
-  const options = optionsOf("serve");
+  const options = optionsOf("bridge");
   const parsed = asUsage(() =>
     parseOptions(
       optionArgs,

@@ -12,11 +12,14 @@
 import type { OptionKind } from "./usage.ts";
 import { LIMIT_FLAGS, limitFlagDefault, type LimitUnit } from "../settings/limits.ts";
 
-/** A subcommand: the bridge itself (`serve`), or one named on the command line. */
-export type Subcommand = "serve" | "doctor" | "login" | "logout";
+/**
+ * A subcommand: the stdio bridge itself (`bridge`), or one named on the
+ * command line (`serve`: the bridge over HTTP).
+ */
+export type Subcommand = "bridge" | "serve" | "doctor" | "login" | "logout";
 
 /** The part of `--help` that shows a flag. */
-export type FlagGroup = "bridge" | "http" | "general" | "sign-in";
+export type FlagGroup = "bridge" | "http" | "general" | "sign-in" | "serve";
 
 /** One flag. */
 export interface Flag {
@@ -32,8 +35,9 @@ export interface Flag {
   readonly commands: readonly Subcommand[];
 }
 
-const SERVE: readonly Subcommand[] = ["serve", "doctor"];
-const REMOTE: readonly Subcommand[] = ["serve", "doctor", "login"];
+const BRIDGE: readonly Subcommand[] = ["bridge", "serve", "doctor"];
+const REMOTE: readonly Subcommand[] = ["bridge", "serve", "doctor", "login"];
+const SERVE_ONLY: readonly Subcommand[] = ["serve"];
 
 const WORD: Record<LimitUnit, string> = { seconds: "SECONDS", bytes: "BYTES", count: "N" };
 
@@ -45,7 +49,7 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     value: "NAME",
     help: "The server name when the upstream gives none (default: the file name of COMMAND)",
     group: "bridge",
-    commands: SERVE,
+    commands: BRIDGE,
   },
   ...LIMIT_FLAGS.map((entry): Flag => ({
     name: entry.flag.slice(2),
@@ -53,7 +57,7 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     value: WORD[entry.unit],
     help: `${entry.help} (default: ${limitFlagDefault(entry)})`,
     group: "bridge",
-    commands: SERVE,
+    commands: BRIDGE,
   })),
   {
     name: "protocol",
@@ -62,7 +66,7 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     help: "2026-07-28, or auto: an upstream server of revision 2025-11-25 is served as it is " +
       "(default: 2026-07-28)",
     group: "bridge",
-    commands: SERVE,
+    commands: BRIDGE,
   },
   {
     name: "log-level",
@@ -70,7 +74,7 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     value: "LEVEL",
     help: "error, warn, info or debug (default: info)",
     group: "bridge",
-    commands: SERVE,
+    commands: BRIDGE,
   },
   {
     name: "tool",
@@ -80,7 +84,7 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     help: "Show only the tools whose names match GLOB, where * matches any run of " +
       "characters (repeatable; case-sensitive)",
     group: "bridge",
-    commands: SERVE,
+    commands: BRIDGE,
   },
   {
     name: "ignore-tool",
@@ -90,7 +94,7 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     help: "Hide the tools whose names match GLOB, also those that --tool shows " +
       "(repeatable); a call of a hidden tool never reaches the server",
     group: "bridge",
-    commands: SERVE,
+    commands: BRIDGE,
   },
   {
     name: "header-env",
@@ -134,18 +138,96 @@ export const FLAGS: readonly Flag[] = Object.freeze([
     commands: REMOTE,
   },
   {
+    name: "port",
+    type: "string",
+    value: "PORT",
+    help: "The TCP port to listen on; 0 takes any free port (default: 8770)",
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
+    name: "host",
+    type: "string",
+    value: "HOST",
+    help: "The address to listen on (default: 127.0.0.1); an address that is not " +
+      "loopback needs --token-env",
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
+    name: "config",
+    type: "string",
+    value: "FILE",
+    help: 'Several upstream servers, each at /NAME/mcp: a JSON file {"servers": ' +
+      '{"NAME": {"args": [the options and upstream of one bridge]}}}',
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
+    name: "token-env",
+    type: "string",
+    value: "VARIABLE",
+    help: "Ask every request for the bearer token in the environment variable VARIABLE",
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
+    name: "allow-origin",
+    type: "string",
+    multiple: true,
+    value: "ORIGIN",
+    help: "Accept requests from the web origin ORIGIN too (repeatable); a request " +
+      "without Origin is accepted",
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
+    name: "replica",
+    type: "string",
+    value: "NAME",
+    help: "Begin every session id with NAME and a dot, so that a reverse proxy sends " +
+      "each session to its replica",
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
+    name: "max-sessions",
+    type: "string",
+    value: "N",
+    help: "The client sessions at one time; more get HTTP status 503 (default: 64)",
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
+    name: "session-idle",
+    type: "string",
+    value: "SECONDS",
+    help: "How long a session without a stream or a request lives (default: 900)",
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
+    name: "upstream-grace",
+    type: "string",
+    value: "SECONDS",
+    help: "How long a shared upstream server runs after its last session ended " +
+      "(default: 30)",
+    group: "serve",
+    commands: SERVE_ONLY,
+  },
+  {
     name: "help",
     type: "boolean",
     help: "Show this text",
     group: "general",
-    commands: SERVE,
+    commands: BRIDGE,
   },
   {
     name: "version",
     type: "boolean",
     help: "Show the version",
     group: "general",
-    commands: SERVE,
+    commands: BRIDGE,
   },
   {
     name: "sign-in-timeout",

@@ -11,13 +11,13 @@
  * @module
  */
 
-import { createLogger, redirectConsoleToStderr } from "../log.ts";
+import { createLogger, labeledLogger, redirectConsoleToStderr } from "../log.ts";
 import { LOG_FLUSH_MS, stderrSink } from "../log_sink.ts";
 import type { ByteInput, ByteWriter } from "../jsonrpc/byte_io.ts";
 import type { TokenSource } from "../http/token_source.ts";
 import { VERSION } from "../version.ts";
 import { VSCODE_PROFILE } from "../vscode/profile.ts";
-import type { Command } from "./command_line.ts";
+import type { Command, RunCommand } from "./command_line.ts";
 
 const enc = new TextEncoder();
 const PROFILE = VSCODE_PROFILE;
@@ -150,6 +150,83 @@ function withoutJson(argv: readonly string[]): readonly string[] {
   return [...options.filter((arg) => arg !== "--json"), ...(split === -1 ? [] : argv.slice(split))];
 }
 
+/**
+ * The sign-in of a URL upstream that signs in (`authSettingsOf` gives none
+ * for an Authorization header of `--header-env`), and its command line with
+ * the time limit of server/discover that a sign-in needs.
+ */
+async function withSignIn(
+  cl: Awaited<ReturnType<typeof commandLine>>,
+  cli: RunCommand,
+  io: CliIo,
+  log = createLogger(PROFILE.name, cli.logLevel, io.stderr),
+): Promise<{ cli: RunCommand; tokenSource?: TokenSource }> {
+  if (!cli.remote || !cli.auth) return { cli };
+  const signIn = await cl.createSignIn(cli.auth, cli.remote.url.href, {
+    logger: log,
+    name: cl.executableName(),
+    env: io.env,
+    ...(cli.remote.caCerts && { caCerts: cli.remote.caCerts }),
+  });
+  const discover = await cl.discoverLimitMs(cli.limits.discover_timeout_ms, signIn, cli.auth);
+  return {
+    cli: { ...cli, limits: { ...cli.limits, discover_timeout_ms: discover } },
+    tokenSource: signIn,
+  };
+}
+
+/**
+ * `serve`: the bridge over Streamable HTTP (`lib/serve/`), with a sign-in for
+ * each URL upstream that signs in. Its parts load only for this mode.
+ */
+async function serveHttp(argv: readonly string[], io: CliIo): Promise<number> {
+  const cl = await commandLine();
+  const { parseServeCommandLine } = await import("../serve/serve_command.ts");
+  const tokenSources = new Map<string, TokenSource>();
+  let command;
+  try {
+    const parsed = parseServeCommandLine(argv, { env: io.env });
+    if (parsed.kind !== "serve") return await helpOrVersion(parsed.kind, io);
+    const upstreams = [];
+    for (const upstream of parsed.upstreams) {
+      const base = createLogger(PROFILE.name, upstream.cli.logLevel, io.stderr);
+      const log = upstream.name === undefined ? base : labeledLogger(base, upstream.name);
+      const { cli, tokenSource } = await withSignIn(cl, upstream.cli, io, log);
+      if (tokenSource) tokenSources.set(upstream.path, tokenSource);
+      upstreams.push({ ...upstream, cli });
+    }
+    command = { ...parsed, upstreams };
+  } catch (error) {
+    const code = cl.usageFailure(error, io);
+    if (code !== undefined) return code;
+    throw error;
+  }
+  const { runServe } = await import("../serve/main.ts");
+  return await runServe(command, { stderr: io.stderr, tokenSources });
+}
+
+/** `doctor serve ...`: the checks of a `serve` command line (it signs in never). */
+async function doctorServe(argv: readonly string[], io: CliIo): Promise<number> {
+  const cl = await commandLine();
+  const { parseServeCommandLine } = await import("../serve/serve_command.ts");
+  const args = withoutJson(argv);
+  let command;
+  try {
+    command = parseServeCommandLine(args, { env: io.env });
+  } catch (error) {
+    const code = cl.usageFailure(error, io);
+    if (code !== undefined) return code;
+    throw error;
+  }
+  if (command.kind !== "serve") return await helpOrVersion(command.kind, io);
+  const { doctorServe } = await import("../doctor/serve.ts");
+  return await doctorServe(command, {
+    profile: PROFILE,
+    version: VERSION,
+    json: jsonFlag(argv),
+  });
+}
+
 /** The bridge (or `doctor`, which signs in never) with its command line. */
 async function serve(
   argv: readonly string[],
@@ -162,24 +239,11 @@ async function serve(
     return await helpOrVersion(argv[0] === "--help" ? "help" : "version", io);
   }
   const cl = await commandLine();
-  const { createSignIn, discoverLimitMs, executableName } = cl;
   let cli: Command;
   let tokenSource: TokenSource | undefined;
   try {
     cli = cl.parseCommandLine(argv, io.env);
-    // authSettingsOf gives no sign-in for an Authorization header of --header-env.
-    if (cli.kind === "run" && cli.remote && cli.auth && !doctor) {
-      const log = createLogger(PROFILE.name, cli.logLevel, io.stderr);
-      const signIn = await createSignIn(cli.auth, cli.remote.url.href, {
-        logger: log,
-        name: executableName(),
-        env: io.env,
-        ...(cli.remote.caCerts && { caCerts: cli.remote.caCerts }),
-      });
-      tokenSource = signIn;
-      const discover = await discoverLimitMs(cli.limits.discover_timeout_ms, signIn, cli.auth);
-      cli = { ...cli, limits: { ...cli.limits, discover_timeout_ms: discover } };
-    }
+    if (cli.kind === "run" && !doctor) ({ cli, tokenSource } = await withSignIn(cl, cli, io));
   } catch (error) {
     const code = cl.usageFailure(error, io);
     if (code !== undefined) return code;
@@ -208,7 +272,10 @@ export async function runCli(argv: readonly string[], io: CliIo = PROCESS_IO): P
         return await login(argv.slice(1), io);
       case "logout":
         return await logout(argv.slice(1), io);
+      case "serve":
+        return await serveHttp(argv.slice(1), io);
       case "doctor":
+        if (argv[1] === "serve") return await doctorServe(argv.slice(2), io);
         return await serve(withoutJson(argv.slice(1)), true, io, jsonFlag(argv.slice(1)));
       default:
         return await serve(argv, false, io);

@@ -56,11 +56,31 @@ function upstreamWords(cli: DoctorCommand): string {
   return `the command ${file} (arguments not shown)`;
 }
 
+/** What the checks of one upstream found: the report, and the snippet of the sandbox. */
+export interface Examined {
+  readonly report: Report;
+  readonly snippet: SandboxSnippet | null;
+}
+
 /**
  * Runs the checks and writes the report; resolves with the exit code: 1
  * when something would break in VS Code, else 0.
  */
 export async function runDoctor(cli: DoctorCommand, context: DoctorContext): Promise<number> {
+  const { report, snippet } = await examine(cli, context);
+  const write = context.write ?? ((text: string) => {
+    Deno.stdout.writeSync(new TextEncoder().encode(text));
+  });
+  write(
+    context.json
+      ? `${JSON.stringify({ report: report.json(), snippet }, null, 2)}\n`
+      : report.text(),
+  );
+  return report.breaks > 0 ? 1 : 0;
+}
+
+/** The checks of one upstream (`runDoctor`, and each upstream of `doctor serve`). */
+export async function examine(cli: DoctorCommand, context: DoctorContext): Promise<Examined> {
   const env = context.env ?? ((name: string) => Deno.env.get(name));
   const report = new Report();
   const log: Logger = cli.logLevel === "debug"
@@ -121,15 +141,7 @@ export async function runDoctor(cli: DoctorCommand, context: DoctorContext): Pro
     const needs = sandboxNeeds(cli.remote, signIn, signInNeeded);
     snippet = checkSandbox(cli.name, needs, signIn, signInNeeded, cli.remote === undefined, report);
   }
-  const write = context.write ?? ((text: string) => {
-    Deno.stdout.writeSync(new TextEncoder().encode(text));
-  });
-  write(
-    context.json
-      ? `${JSON.stringify({ report: report.json(), snippet }, null, 2)}\n`
-      : report.text(),
-  );
-  return report.breaks > 0 ? 1 : 0;
+  return { report, snippet };
 }
 
 /** The `doctor` subcommand for main.ts: the parsed command line of the server entry. */

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
+import { isObject, type Json, type JsonObject, type Notification } from "../jsonrpc/message.ts";
 
 /** The levels of logging/setLevel, from the least to the most severe. */
 export const LOGGING_LEVELS = [
@@ -49,4 +49,27 @@ export function logMessageFor(
   const out: JsonObject = { level, data: params.data ?? null };
   if (typeof params.logger === "string") out.logger = params.logger;
   return out;
+}
+
+/**
+ * The `notifications/message` for the client of an upstream log message
+ * ({@linkcode logMessageFor}), or nothing.
+ *
+ * @example
+ * ```ts
+ * import { logNotificationFor } from "./client_log_level.ts";
+ * const upstream = { level: "warning", data: "disk low", _meta: { k: 1 } };
+ * const out = logNotificationFor(upstream, "info");
+ * if (out?.method !== "notifications/message" || JSON.stringify(out).includes("_meta")) {
+ *   throw new Error();
+ * }
+ * if (logNotificationFor(upstream, "error") !== undefined) throw new Error("below the level");
+ * ```
+ */
+export function logNotificationFor(
+  params: JsonObject,
+  clientLevel: LoggingLevel | undefined,
+): Notification | undefined {
+  const out = logMessageFor(params, clientLevel);
+  return out && { jsonrpc: "2.0", method: "notifications/message", params: out };
 }

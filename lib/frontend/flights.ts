@@ -65,6 +65,11 @@ export class Flights {
     return flight;
   }
 
+  /** The requests in flight now (not those that drain after their cancel). */
+  get size(): number {
+    return this.#flights.size;
+  }
+
   /** The task of a flight ended. */
   remove(flight: Flight): void {
     if (this.#draining.delete(flight)) return;

@@ -1,7 +1,9 @@
 /**
- * The front end: a stdio MCP server of revision 2025-11-25 for the client, as
- * a state machine. The state is one typed value (`state.ts`); the spec's message
- * table ({@linkcode REQUEST_TABLE}, {@linkcode NOTIFICATION_TABLE}) says
+ * The front end: an MCP server of revision 2025-11-25 for one client, as a
+ * state machine, behind its face (`channel.ts`: the stdio lines, or a
+ * session of `serve` over HTTP). The state is one typed value (`state.ts`);
+ * the spec's message table ({@linkcode REQUEST_TABLE},
+ * {@linkcode NOTIFICATION_TABLE}) says
  * what each state does with each kind of message; what only the ready state
  * has (the upstream client, the input rounds, the result rules, the
  * listener) lives in that state.
@@ -14,8 +16,7 @@
  * @module
  */
 
-import type { Clock } from "../clock.ts";
-import type { ByteInput, ByteOutput } from "../jsonrpc/byte_io.ts";
+import type { ByteInput } from "../jsonrpc/byte_io.ts";
 import { type Frame, readFrames } from "../jsonrpc/framer.ts";
 import {
   isObject,
@@ -24,14 +25,13 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { MessageWriter } from "../jsonrpc/writer.ts";
-import { type Connect, failureOfEnd } from "../upstream/link.ts";
-import { BridgeError, unwritableResponse } from "../errors/errors.ts";
+import { failureOfEnd } from "../upstream/link.ts";
+import { BridgeError } from "../errors/errors.ts";
 import { failureLine, mapUpstreamFailure } from "../errors/failures.ts";
 import { type Flight, Flights } from "./flights.ts";
-import { readClientFrame } from "./inbound.ts";
-import type { Limits } from "../settings/limits.ts";
-import type { Logger } from "../log.ts";
+import { type Inbound, readClientFrame } from "./inbound.ts";
+import { type ClientChannel, lineChannel } from "./channel.ts";
+import type { FrontendOptions, FrontendSettings } from "./frontend_options.ts";
 import { type LoggingLevel, setLevelParams } from "./client_log_level.ts";
 import {
   NOTIFICATION_TABLE,
@@ -41,45 +41,17 @@ import {
   type StateName,
 } from "./message_table.ts";
 import { CANCEL_REASONS, PendingTable } from "../input/pending.ts";
-import type { Profile } from "../settings/profile.ts";
 import { PromiseGroup } from "./promise_group.ts";
 import type { Ready } from "./ready.ts";
 import { connectionOf, isPassThrough, readyState, type State } from "./state.ts";
-import type { LegacyOptions } from "../legacy/auto.ts";
 import type { PassThrough } from "../legacy/passthrough.ts";
 import { initializeUpstream } from "./initialize_step.ts";
-import { type Fallback, hasModernMeta, isInitializeParams } from "../translate/translate.ts";
-import type { ToolFilter } from "../translate/tool_filter.ts";
-
-/** Options of a {@linkcode Frontend}. */
-export interface FrontendOptions {
-  readonly profile: Profile;
-  readonly limits: Limits;
-  readonly log: Logger;
-  /** serverInfo when the upstream server gives none. */
-  readonly fallback: Fallback;
-  /** Makes the upstream link; a rejection is spawn_failed or connect_failed. */
-  readonly connect: Connect;
-  /** Where the messages for the client go. */
-  readonly output: ByteOutput;
-  /**
-   * `--protocol auto` (LEGACY.md): how an upstream server of revision
-   * 2025-11-25 is reached. Without it, only revision 2026-07-28.
-   */
-  readonly legacy?: Pick<LegacyOptions, "connect">;
-  /** The clock of the listen stream; the real one by default (a fake one in tests). */
-  readonly clock?: Clock;
-  /**
-   * `--tool` and `--ignore-tool`: tools/list leaves out the hidden tools, and
-   * a tools/call of one gets the bridge's error without going upstream.
-   */
-  readonly tools?: ToolFilter | undefined;
-}
+import { hasModernMeta, isInitializeParams } from "../translate/translate.ts";
 
 /** The front end of one connection. */
 export class Frontend {
-  #options: FrontendOptions;
-  #writer: MessageWriter;
+  #options: FrontendSettings;
+  #channel: ClientChannel;
   #state: State = { name: "awaiting_initialize" };
   #flights: Flights;
   #tasks = new PromiseGroup();
@@ -90,9 +62,9 @@ export class Frontend {
 
   constructor(options: FrontendOptions) {
     this.#options = options;
-    this.#writer = new MessageWriter(options.output, {
-      replaceUnwritable: (message, error) => unwritableResponse(message, error, options.log),
-    });
+    this.#channel = "channel" in options
+      ? options.channel
+      : lineChannel(options.output, options.log);
     this.#pending = new PendingTable(options.profile.request_id_prefix);
     this.#flights = new Flights(options.limits.max_in_flight_requests);
   }
@@ -122,6 +94,11 @@ export class Frontend {
     return this.exitCode;
   }
 
+  /** The requests of the client in flight now (a face waits for them before it ends). */
+  get inFlight(): number {
+    return this.#flights.size;
+  }
+
   /** 0, or 1 once the upstream server stopped by itself. */
   get exitCode(): number {
     return this.#upstreamStopped ? 1 : 0;
@@ -134,23 +111,33 @@ export class Frontend {
    * frame after it settles. After the last frame, call {@linkcode shutdown}.
    */
   accept(frame: Frame): Promise<void> | undefined {
-    this.#onFrame(frame);
-    return this.#writer.hold();
+    const { limits, profile } = this.#options;
+    return this.acceptInbound(readClientFrame(frame, limits, profile.request_id_prefix));
+  }
+
+  /**
+   * Handles one message of the client that its face has already read
+   * (`readClientFrame`), as {@linkcode accept} does: the HTTP face reads each
+   * body once, to know whether it holds a request.
+   */
+  acceptInbound(inbound: Inbound): Promise<void> | undefined {
+    this.#onInbound(inbound);
+    return this.#channel.hold();
   }
 
   /** The back pressure of the output, for the reader of the upstream link. */
-  #hold = (): Promise<void> | undefined => this.#writer.hold();
+  #hold = (): Promise<void> | undefined => this.#channel.hold();
 
-  #write = (message: Message): void => {
-    this.#writer.send(message);
+  #write = (message: Message, related?: RequestId): void => {
+    this.#channel.send(message, related);
   };
 
   #reply(id: RequestId, result: Json): void {
-    this.#write({ jsonrpc: "2.0", id, result });
+    this.#write({ jsonrpc: "2.0", id, result }, id);
   }
 
   #fail(id: RequestId | null, error: BridgeError): void {
-    this.#write({ jsonrpc: "2.0", id, error: error.toJSON() });
+    this.#write({ jsonrpc: "2.0", id, error: error.toJSON() }, id ?? undefined);
   }
 
   /** A failed request of the client: its error, and its log line where the error asks for one. */
@@ -164,19 +151,26 @@ export class Frontend {
    * Runs a task of the connection; shutdown waits for it. A task of a
    * request names its flight: when the task throws, the request still gets
    * its one response, -32603 with a fixed message (the stack goes to the log
-   * only), unless it was canceled or answered.
+   * only), unless it was canceled or answered. A request that ends without
+   * its response (a cancellation) is over too: its face learns it.
    */
   #spawn(task: () => Promise<void>, flight?: Flight): void {
-    this.#tasks.run(task, (error) => {
-      this.#options.log.error(
-        `internal error: ${
-          error instanceof Error ? (error.stack ?? error.message) : String(error)
-        }`,
-      );
-      if (flight && !flight.canceled && !flight.answered) {
-        this.#answer(flight, BridgeError.internal());
-      }
-    });
+    this.#tasks.run(
+      task,
+      (error) => {
+        this.#options.log.error(
+          `internal error: ${
+            error instanceof Error ? (error.stack ?? error.message) : String(error)
+          }`,
+        );
+        if (flight && !flight.canceled && !flight.answered) {
+          this.#answer(flight, BridgeError.internal());
+        }
+      },
+      flight && (() => {
+        if (!flight.answered) this.#channel.unanswered?.(flight.id);
+      }),
+    );
   }
 
   /** The one response of a flight; a failure has its line in the log (`#failed`). */
@@ -186,9 +180,8 @@ export class Frontend {
     else this.#reply(flight.id, outcome.result);
   }
 
-  #onFrame(frame: Frame): void {
-    const { limits, profile, log } = this.#options;
-    const inbound = readClientFrame(frame, limits, profile.request_id_prefix);
+  #onInbound(inbound: Inbound): void {
+    const { log } = this.#options;
     switch (inbound.kind) {
       case "request":
         this.#onRequest(inbound.id, inbound.method, inbound.params);
@@ -418,6 +411,6 @@ export class Frontend {
     await ready?.session.close();
     await this.#tasks.settled(this.#options.limits.shutdown_grace_ms);
     // A client that stopped reading never takes the last bytes: the close has a deadline too.
-    await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, this.#writer.close());
+    await this.#tasks.settled(this.#options.limits.shutdown_grace_ms, this.#channel.close());
   }
 }

@@ -9,7 +9,8 @@
  */
 
 import type { Clock } from "../clock.ts";
-import type { Json, JsonObject, Message } from "../jsonrpc/message.ts";
+import type { Json, JsonObject } from "../jsonrpc/message.ts";
+import type { SendToClient } from "./channel.ts";
 import type { Connect } from "../upstream/link.ts";
 import type { LegacyOptions } from "../legacy/auto.ts";
 import type { PassThrough } from "../legacy/passthrough.ts";
@@ -19,7 +20,7 @@ import { UpstreamFailure } from "../upstream/failure.ts";
 import { declaredOf } from "../input/input_checks.ts";
 import type { Limits } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
-import { type LoggingLevel, logMessageFor } from "./client_log_level.ts";
+import { type LoggingLevel, logNotificationFor } from "./client_log_level.ts";
 import type { PendingTable } from "../input/pending.ts";
 import type { Profile } from "../settings/profile.ts";
 import type { Ready } from "./ready.ts";
@@ -35,12 +36,12 @@ export interface InitializeContext {
   readonly fallback: Fallback;
   readonly connect: Connect;
   /** `--protocol auto`: how an older upstream server is reached. */
-  readonly legacy?: Pick<LegacyOptions, "connect"> | undefined;
+  readonly legacy?: Pick<LegacyOptions, "connect" | "ownLink"> | undefined;
   /** The valid params of the client's initialize. */
   readonly params: JsonObject;
   readonly signal: AbortSignal;
   readonly pending: PendingTable;
-  readonly write: (message: Message) => void;
+  readonly write: SendToClient;
   readonly hold: () => Promise<void> | undefined;
   readonly nextElicitationId: () => string;
   /** The level of logging/setLevel (the log messages of a 2026-07-28 upstream server). */
@@ -102,9 +103,10 @@ export async function initializeUpstream(ctx: InitializeContext): Promise<Initia
     discoverTimeoutMs: limits.discover_timeout_ms,
     signal: ctx.signal,
     log,
+    // A log message of no known request (stdio): the client's own stream.
     onLogMessage: (message) => {
-      const out = logMessageFor(message, ctx.logLevel());
-      if (out) write({ jsonrpc: "2.0", method: "notifications/message", params: out });
+      const out = logNotificationFor(message, ctx.logLevel());
+      if (out) write(out);
     },
     hold: ctx.hold,
     ...(legacy && older && passthrough && {

@@ -9,9 +9,12 @@
 export class PromiseGroup {
   readonly #tasks = new Set<Promise<void>>();
 
-  /** Runs `task`; `onError` gets what it throws (the task never rejects the caller). */
-  run(task: () => Promise<void>, onError: (error: unknown) => void): void {
-    const promise = task().catch(onError).finally(() => this.#tasks.delete(promise));
+  /**
+   * Runs `task`; `onError` gets what it throws (the task never rejects the
+   * caller); `after` runs last, once both are done.
+   */
+  run(task: () => Promise<void>, onError: (error: unknown) => void, after?: () => void): void {
+    const promise = task().catch(onError).then(after).finally(() => this.#tasks.delete(promise));
     this.#tasks.add(promise);
   }
 

@@ -8,7 +8,7 @@
  */
 
 import type { Clock } from "../clock.ts";
-import { isObject, type Json, type JsonObject } from "../jsonrpc/message.ts";
+import { isObject, type Json, type JsonObject, type RequestId } from "../jsonrpc/message.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { type Outcome, type RoundEnv, runRounds } from "../input/rounds.ts";
@@ -18,6 +18,7 @@ import type { Profile } from "../settings/profile.ts";
 import { ProgressRelay } from "../translate/progress.ts";
 import { applyResultRules, type ResultContext } from "../translate/results.ts";
 import { signInPrompt } from "../input/sign_in_prompt.ts";
+import { logNotificationFor } from "./client_log_level.ts";
 import { forwardParams, type IconRule, progressToken } from "../translate/translate.ts";
 import type { ToolFilter } from "../translate/tool_filter.ts";
 
@@ -52,8 +53,18 @@ export interface Ready {
     params: Json | undefined,
     respond: (outcome: { result: Json } | BridgeError) => void,
   ): void;
-  /** Runs one forwarded request: its rounds, progress, `_meta` passthrough and result rules. */
-  forward(method: string, params: Json | undefined, signal: AbortSignal): Promise<Outcome>;
+  /**
+   * Runs one forwarded request: its rounds, progress, `_meta` passthrough and
+   * result rules. `id` is the client's id of the request: what the request
+   * sends the client (progress, input requests, log messages of its own
+   * exchange) belongs to it.
+   */
+  forward(
+    method: string,
+    params: Json | undefined,
+    signal: AbortSignal,
+    id?: RequestId,
+  ): Promise<Outcome>;
 }
 
 /** The ready state of one connection. */
@@ -123,20 +134,26 @@ export class ReadySession implements Ready {
     method: string,
     rawParams: Json | undefined,
     signal: AbortSignal,
+    id?: RequestId,
   ): Promise<Outcome> {
-    const { limits, profile, write } = this.#options;
+    const { limits, profile, write, logLevel } = this.#options;
     const { params, meta } = forwardParams(rawParams);
     const token = progressToken(meta);
     const relay = token === undefined
       ? undefined
-      : new ProgressRelay(token, limits.max_progress_per_second, write);
+      : new ProgressRelay(token, limits.max_progress_per_second, (m) => write(m, id));
     const passMeta = passthroughMeta(meta, profile.meta_passthrough);
     let outcome: Outcome;
     try {
       outcome = await runRounds(this.rounds, method, params, {
         signal,
+        related: id,
         ...(relay && { onProgress: (p) => relay.relay(p) }),
         ...(passMeta && { meta: passMeta }),
+        onLog: (params) => {
+          const out = logNotificationFor(params, logLevel());
+          if (out) write(out, id);
+        },
       });
     } finally {
       // No progress after the response or a cancellation.

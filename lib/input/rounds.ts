@@ -11,7 +11,9 @@
  * @module
  */
 
-import { isObject, type Json, type JsonObject, type Message } from "../jsonrpc/message.ts";
+import { isObject, type Json, type JsonObject, type RequestId } from "../jsonrpc/message.ts";
+import type { SendToClient } from "../frontend/channel.ts";
+import type { LoggingLevel } from "../frontend/client_log_level.ts";
 import type { UpstreamClient, UpstreamRequestOptions } from "../upstream/client.ts";
 import { CODES } from "../errors/error_table.ts";
 import { BridgeError } from "../errors/errors.ts";
@@ -30,12 +32,12 @@ export interface RoundEnv {
   readonly log: Logger;
   readonly declared: Declared;
   readonly pending: PendingTable;
-  /** Writes a message for the client. */
-  readonly write: (message: Message) => void;
+  /** Writes a message for the client (with the id of its request, when it has one). */
+  readonly write: SendToClient;
   /** A new elicitation id, unique on the connection. */
   readonly nextElicitationId: () => string;
   /** The log level of the client now: a change applies from the next round. */
-  readonly logLevel: () => string | undefined;
+  readonly logLevel: () => LoggingLevel | undefined;
 }
 
 /**
@@ -70,9 +72,14 @@ export function requestStateText(method: string, upstreamMessage: string): strin
     (method === "tools/call" ? "Run the tool again." : "Send the request again.");
 }
 
-/** The options of the upstream requests of the rounds; `signal` is the flight's. */
+/**
+ * The options of the upstream requests of the rounds; `signal` is the
+ * flight's, `related` the id of the client's request (its questions, their
+ * cancellations and `elicitation/complete` belong to it).
+ */
 export type RoundOptions = Omit<UpstreamRequestOptions, "timeoutMs" | "logLevel"> & {
   readonly signal: AbortSignal;
+  readonly related?: RequestId | undefined;
 };
 
 /** How one round of questions ended: the inputResponses, the failure, or a cancel. */
@@ -97,7 +104,7 @@ export async function runRounds(
         jsonrpc: "2.0",
         method: "notifications/elicitation/complete",
         params: { elicitationId: step.elicitationId },
-      });
+      }, options.related);
     }
   };
   try {
@@ -120,6 +127,8 @@ async function loop(
   completeSteps: (stillAsked: ReadonlySet<string>) => void,
 ): Promise<Outcome> {
   const { session, limits, log } = env;
+  // The upstream request takes the rest: the id of the client's request stays here.
+  const { related: _related, ...requestOptions } = options;
   let extra: JsonObject = {};
   let waitedMs = 0;
   for (let round = 1;; round++) {
@@ -128,7 +137,7 @@ async function loop(
     try {
       const logLevel = env.logLevel();
       raw = await session.request(method, { ...baseParams, ...extra }, {
-        ...options,
+        ...requestOptions,
         timeoutMs,
         ...(logLevel !== undefined && { logLevel }),
       });
@@ -154,7 +163,7 @@ async function loop(
     // The steps that this result no longer asks for are complete.
     completeSteps(checked.value.urls);
     const started = Date.now();
-    const asked = await askRound(env, checked.value.requests, accepted, options.signal);
+    const asked = await askRound(env, checked.value.requests, accepted, options);
     waitedMs = Date.now() - started;
     if (asked.ok !== true) {
       completeSteps(new Set());
@@ -188,7 +197,7 @@ async function askRound(
   env: RoundEnv,
   requests: JsonObject,
   accepted: Map<string, UrlStep>,
-  signal: AbortSignal,
+  options: RoundOptions,
 ): Promise<Asked> {
   await loadFormChecks();
   const plan = planQuestions(requests, {
@@ -202,7 +211,7 @@ async function askRound(
   });
   if (!plan.ok) return plan;
   if (plan.value.questions.length === 0) return { ok: true, value: plan.value.responses };
-  const answers = await askClient(env, plan.value.questions, signal);
+  const answers = await askClient(env, plan.value.questions, options);
   if (answers.ok !== true) return answers;
   return responsesOf(plan.value, answers.value, accepted);
 }
@@ -215,12 +224,12 @@ async function askRound(
 async function askClient(
   env: RoundEnv,
   questions: readonly Outgoing[],
-  signal: AbortSignal,
+  { signal, related }: RoundOptions,
 ): Promise<RoundResult<Answer[]> | { readonly ok: "canceled" }> {
   // Every entry goes in before its question goes out.
   const entries = questions.map(({ method, params }) => {
     const entry = env.pending.open();
-    env.write({ jsonrpc: "2.0", id: entry.id, method, params });
+    env.write({ jsonrpc: "2.0", id: entry.id, method, params }, related);
     return entry;
   });
   const cancelQuestions = (reason: string) => {
@@ -229,7 +238,7 @@ async function askClient(
         jsonrpc: "2.0",
         method: "notifications/cancelled",
         params: { requestId: id, reason },
-      });
+      }, related);
     }
   };
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -53,6 +53,11 @@ export interface LegacyOptions {
    * of the 2025-11-25 Streamable HTTP transport (HTTP).
    */
   readonly connect: Connect;
+  /**
+   * True when the link of the probe is shared by other front ends (`serve`):
+   * the pass-through then always makes a link of its own, as over HTTP.
+   */
+  readonly ownLink?: boolean;
   /** The pass-through that takes the upstream client. */
   readonly passthrough: PassThrough;
   /** The params of the client's initialize. */
@@ -86,10 +91,12 @@ export function legacyFallback(legacy: LegacyOptions): Fallback {
     } else if (!isOlderStdio(error)) return undefined;
     const { log, signal, discoverTimeoutMs } = options;
     const params = legacyInitializeParams(legacy.params);
-    // Over HTTP the older server needs its own transport; over stdio the same process.
+    // Over HTTP the older server needs its own transport; over stdio the same
+    // process, unless other front ends share it.
+    const own = remote || legacy.ownLink === true;
     let session: UpstreamClient = probed;
-    let restarted = remote;
-    if (remote) {
+    let restarted = own;
+    if (own) {
       await probed.close();
       const next = await connectAgain(legacy.connect, options);
       if (next instanceof BridgeError) return failed(next);

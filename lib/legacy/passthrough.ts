@@ -24,6 +24,7 @@ import { UpstreamFailure } from "../upstream/failure.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { mapUpstreamFailure } from "../errors/failures.ts";
 import type { Outcome } from "../input/rounds.ts";
+import type { SendToClient } from "../frontend/channel.ts";
 import { formatLimit, type Limits, roundTimeoutMs } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { type Answer, CANCEL_REASONS, type PendingTable } from "../input/pending.ts";
@@ -59,8 +60,8 @@ export interface PassThroughOptions {
   readonly profile: Profile;
   /** The front end's table of the bridge's requests to the client. */
   readonly pending: PendingTable;
-  /** Where the messages for the client go. */
-  readonly write: (message: Message) => void;
+  /** Where the messages for the client go (with the id of the client's request they belong to). */
+  readonly write: SendToClient;
   /** `--tool` and `--ignore-tool`: the tools that tools/list leaves out. */
   readonly tools?: ToolFilter | undefined;
 }
@@ -157,7 +158,7 @@ export class PassThrough implements LegacyHandlers {
     const { params, meta, token } = passParams(rawParams);
     const relay = token === undefined || token === null
       ? undefined
-      : new ProgressRelay(token, limits.max_progress_per_second, write);
+      : new ProgressRelay(token, limits.max_progress_per_second, (m) => write(m, id));
     const timeoutMs = passTimeoutMs(limits, method);
     let canceled: { reason: Json | undefined } | undefined;
     try {
@@ -172,7 +173,7 @@ export class PassThrough implements LegacyHandlers {
     } catch (error) {
       if (signal.aborted) return { kind: "canceled" };
       if (canceled) {
-        if (id !== undefined) this.#cancelToClient(id, canceled.reason);
+        if (id !== undefined) this.#cancelToClient(id, canceled.reason, id);
         return { kind: "canceled" };
       }
       if (error instanceof UpstreamFailure && error.kind === "rpc" && error.error) {
@@ -186,10 +187,14 @@ export class PassThrough implements LegacyHandlers {
     }
   }
 
-  #cancelToClient(requestId: RequestId, reason: Json | undefined): void {
+  /**
+   * `notifications/cancelled` for the client: of its own request (`related`:
+   * it belongs there) or of a request of the upstream server that it got.
+   */
+  #cancelToClient(requestId: RequestId, reason: Json | undefined, related?: RequestId): void {
     const params: JsonObject = { requestId };
     if (typeof reason === "string") params.reason = reason;
-    this.#o.write({ jsonrpc: "2.0", method: "notifications/cancelled", params });
+    this.#o.write({ jsonrpc: "2.0", method: "notifications/cancelled", params }, related);
   }
 
   /** A notification of the client for the upstream server, as it is. */

@@ -261,8 +261,21 @@ export type LimitFlagsParsed =
 const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
 const INTEGER = /^\d+$/;
 
-/** The value of one flag in the unit of its limits, or undefined when it is not valid. */
-function limitValue(entry: LimitFlag, text: string): number | undefined {
+/**
+ * The value of one flag in the unit of its limits (ms for seconds), or
+ * undefined when it is not valid; the flags of `serve` use the same rules.
+ *
+ * @example
+ * ```ts
+ * import { limitValue } from "./limits.ts";
+ * if (limitValue({ unit: "seconds", zero: true }, "0.5") !== 500) throw new Error();
+ * if (limitValue({ unit: "count", zero: false }, "0") !== undefined) throw new Error();
+ * ```
+ */
+export function limitValue(
+  entry: Pick<LimitFlag, "unit" | "zero">,
+  text: string,
+): number | undefined {
   if (entry.unit === "seconds") {
     if (!DECIMAL.test(text)) return undefined;
     const ms = Math.round(Number(text) * SECOND);
@@ -275,7 +288,7 @@ function limitValue(entry: LimitFlag, text: string): number | undefined {
 }
 
 /** Why a value of `entry` is not valid. The value itself is not repeated: it could be a secret. */
-function limitFlagMessage(entry: LimitFlag): string {
+export function limitFlagMessage(entry: Pick<LimitFlag, "flag" | "unit" | "zero">): string {
   if (entry.unit === "seconds") {
     const least = entry.zero ? "0" : "0.001";
     return `${entry.flag} needs a number of seconds from ${least} to ${

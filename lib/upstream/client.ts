@@ -47,6 +47,12 @@ export interface UpstreamRequestOptions {
   /** The level of the client, for `io.modelcontextprotocol/logLevel`. */
   readonly logLevel?: string;
   /**
+   * The valid `notifications/message` that the link delivers on this
+   * request's own exchange (an SSE stream over HTTP); without it, or on a
+   * link that cannot tell (stdio), they go to `onLogMessage` of the client.
+   */
+  readonly onLog?: (params: JsonObject) => void;
+  /**
    * For a listen stream: each notification whose `_meta` names this request as
    * its subscription, on the reader, before the next frame is read.
    */
@@ -102,6 +108,7 @@ interface Pending {
   onProgress: ((progress: UpstreamProgress) => void) | undefined;
   onEvent: ((method: string, params: JsonObject) => void) | undefined;
   onCancelled: ((reason: Json | undefined) => void) | undefined;
+  onLog: ((params: JsonObject) => void) | undefined;
 }
 
 /** The upstream client of the bridge. */
@@ -204,7 +211,7 @@ export class UpstreamClient {
         else this.#answerServerRequest(id, method);
         return;
       }
-      this.#onNotification(method, params);
+      this.#onNotification(method, params, frame.via);
       return;
     }
     const id = msg.id;
@@ -237,7 +244,7 @@ export class UpstreamClient {
     action(entry);
   }
 
-  #onNotification(method: string, params: JsonObject | undefined): void {
+  #onNotification(method: string, params: JsonObject | undefined, via?: RequestId): void {
     if (method === "notifications/progress") {
       const token = params?.progressToken;
       const entry = typeof token === "number" ? this.#pending.get(token) : undefined;
@@ -262,7 +269,10 @@ export class UpstreamClient {
     }
     if (method === "notifications/message") {
       if (params && typeof params.level === "string" && Object.hasOwn(params, "data")) {
-        this.#options.onLogMessage?.(params);
+        // The log message of a request's own exchange belongs to that request.
+        const onLog = typeof via === "number" ? this.#pending.get(via)?.onLog : undefined;
+        if (onLog) onLog(params);
+        else this.#options.onLogMessage?.(params);
       }
       return;
     }
@@ -367,6 +377,7 @@ export class UpstreamClient {
         onProgress,
         onEvent: options.onEvent,
         onCancelled: options.onCancelled,
+        onLog: options.onLog,
       });
       signal?.addEventListener("abort", onAbort, { once: true });
       this.link.send(message).catch((error) => {

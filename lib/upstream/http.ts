@@ -321,7 +321,7 @@ class HttpLink implements UpstreamLink {
       mayRetry,
       deliver: (message) => {
         this.#observe(id, message);
-        return this.#deliver({ kind: "message", value: message }, exchange);
+        return this.#deliver({ kind: "message", value: message, via: id as RequestId }, exchange);
       },
       // The wait ends with the exchange (a cancellation, a time limit, the close).
       serverRequest: () =>

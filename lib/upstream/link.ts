@@ -25,8 +25,12 @@ import { UpstreamFailure } from "./failure.ts";
  * ```
  */
 export type UpstreamFrame =
-  /** A JSON object (classified by the upstream client). */
-  | { readonly kind: "message"; readonly value: JsonObject }
+  /**
+   * A JSON object (classified by the upstream client). `via` is the id of the
+   * bridge's request on whose own exchange it came (an SSE stream of a POST),
+   * where the link knows it: a notification there belongs to that request.
+   */
+  | { readonly kind: "message"; readonly value: JsonObject; readonly via?: RequestId }
   /**
    * A line that is not a message, or that is longer than the line limit, with
    * the id that the scan found in it (`null`: none).

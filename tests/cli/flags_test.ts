@@ -10,7 +10,7 @@ import { flagNames, optionsOf } from "../../lib/cli/flags.ts";
 
 Deno.test("flags: the sign-in and limit flags of the table are those that their rules read", () => {
   deepStrictEqual([...flagNames("sign-in")].sort(), [...SIGN_IN_OPTIONS].sort());
-  for (const entry of LIMIT_FLAGS) ok(optionsOf("serve")[entry.flag.slice(2)], entry.flag);
+  for (const entry of LIMIT_FLAGS) ok(optionsOf("bridge")[entry.flag.slice(2)], entry.flag);
   deepStrictEqual(flagNames("http"), [
     "header-env",
     "ca-file",
@@ -26,6 +26,6 @@ Deno.test("flags: each subcommand takes its own flags", () => {
     Object.keys(optionsOf("login")).sort(),
     [...flagNames("http"), ...flagNames("sign-in")].sort(),
   );
-  deepStrictEqual(optionsOf("doctor"), optionsOf("serve"));
-  deepStrictEqual(optionsOf("serve")["header-env"], { type: "string", multiple: true });
+  deepStrictEqual(optionsOf("doctor"), optionsOf("bridge"));
+  deepStrictEqual(optionsOf("bridge")["header-env"], { type: "string", multiple: true });
 });

@@ -122,10 +122,10 @@ export function startInProcess(
   );
   const wired = bridgeOptions(cli, {
     log: createLogger(VSCODE_PROFILE.name, cli.logLevel, (line) => log.push(line)),
-    output: output.writable,
   });
   const frontend = new Frontend({
     ...wired,
+    output: output.writable,
     ...(typeof upstream === "function" && { connect: () => connectMemoryLink(upstream) }),
     ...(extra.clock && { clock: extra.clock }),
   });

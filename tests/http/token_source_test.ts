@@ -63,6 +63,7 @@ Deno.test("http link: a 401 with a token source: the challenge, then one retry w
   deepStrictEqual(frames[0], {
     kind: "message",
     value: { jsonrpc: "2.0", id: 1, result: { ok: true } },
+    via: 1,
   });
   deepStrictEqual(source.challenges, [[{
     status: 401,

@@ -136,6 +136,11 @@ const MODES: readonly { mode: string; imports: readonly string[]; never: readonl
   { mode: "login", imports: [...COMMAND_LINE, "lib/auth/login.ts"], never: PASS_THROUGH },
   { mode: "logout", imports: [...COMMAND_LINE, "lib/auth/logout.ts"], never: PASS_THROUGH },
   {
+    mode: "serve in front of a command",
+    imports: [...COMMAND_LINE, "lib/serve/serve_command.ts", "lib/serve/main.ts"],
+    never: ["node:", ...PASS_THROUGH, "lib/upstream/http.ts", ...SIGN_IN],
+  },
+  {
     mode: "doctor",
     imports: [...COMMAND_LINE, "lib/doctor/main.ts"],
     never: ["lib/cli/bridge.ts", "lib/auth/login.ts"],

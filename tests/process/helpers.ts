@@ -91,12 +91,12 @@ export async function connectV1(
   return { client, transport, stderr: () => stderr };
 }
 
-/** Runs the bridge of the command line `argv` with no input; its exit code and output. */
-export async function runBridge(
-  argv: string[],
-  env?: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(DENO, {
+/**
+ * The program with the command line `argv`, no input, stdout and stderr
+ * piped, and only the environment of {@linkcode bridgeEnv}.
+ */
+export function programCommand(argv: string[], env?: Record<string, string>): Deno.Command {
+  return new Deno.Command(DENO, {
     args: programArgs(argv),
     cwd: ROOT,
     stdin: "null",
@@ -104,7 +104,15 @@ export async function runBridge(
     stderr: "piped",
     env: bridgeEnv(env),
     clearEnv: true,
-  }).output();
+  });
+}
+
+/** Runs the bridge of the command line `argv` with no input; its exit code and output. */
+export async function runBridge(
+  argv: string[],
+  env?: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out = await programCommand(argv, env).output();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 

@@ -70,6 +70,11 @@ const LAZY = [
   "lib/auth/sign_in.ts",
   "lib/auth/logout.ts",
   "lib/doctor/main.ts",
+  // serve, its HTTP face and its shared upstream only for `serve`.
+  "lib/serve/serve_command.ts",
+  "lib/serve/main.ts",
+  "lib/serve/face.ts",
+  "lib/upstream/shared_upstream.ts",
   "lib/input/form_schema.ts",
   "lib/legacy/http_link.ts",
   "/@modelcontextprotocol/sdk@",
@@ -98,7 +103,7 @@ const STDIO_BRIDGE = [
   "lib/cli/bridge.ts",
 ];
 
-Deno.test("a bridge in front of a command loads no node: module, no pass-through, no token store and no browser", async () => {
+Deno.test("a bridge in front of a command loads no node: module, no pass-through, no token store, no browser and nothing of serve", async () => {
   const { atStart, all } = await graph(STDIO_BRIDGE);
   ok(has(atStart, "lib/frontend/frontend.ts") && has(atStart, "lib/upstream/stdio.ts"));
   // A node: module starts Deno's Node.js compatibility layer: tens of ms and MiB at each start.
@@ -112,11 +117,15 @@ Deno.test("a bridge in front of a command loads no node: module, no pass-through
       "lib/auth/browser.ts",
       "lib/auth/sign_in_fetch.ts",
       "lib/upstream/http.ts",
+      "lib/serve/",
+      "lib/upstream/shared_link.ts",
       "npm:",
     ]
   ) {
     ok(!has(atStart, part), `${part} loads for a stdio bridge`);
-    if (part !== "npm:") ok(has(all, part), `${part} is not in the graph at all`);
+    if (part !== "npm:" && part !== "lib/serve/") {
+      ok(has(all, part), `${part} is not in the graph at all`);
+    }
   }
 });
 

@@ -293,6 +293,36 @@ Deno.test("notifications/message: valid ones go to onLogMessage, others are drop
   await finish(link, client);
 });
 
+Deno.test("notifications/message on a request's own exchange goes to that request's onLog; else to onLogMessage", async () => {
+  const global: Json[] = [];
+  const own: Json[] = [];
+  const { link, client } = setup({ onLogMessage: (params) => global.push(params.data ?? null) });
+  const call = client.request("tools/call", {}, {
+    onLog: (params) => own.push(params.data ?? null),
+  });
+  const other = client.request("tools/list", {}, {});
+  const [callId, listId] = link.requests().map((r) => r.id);
+  const log = (data: string, via?: number) =>
+    link.frame({
+      kind: "message",
+      value: { jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } },
+      ...(via !== undefined && { via }),
+    });
+  log("of the call", callId);
+  log("of the list, which has no onLog", listId);
+  log("of no exchange (stdio)");
+  log("of an exchange that ended", 999);
+  await waitFor("the frames read", () => link.delivered === 4);
+  deepStrictEqual(own, ["of the call"]);
+  deepStrictEqual(global, [
+    "of the list, which has no onLog",
+    "of no exchange (stdio)",
+    "of an exchange that ended",
+  ]);
+  await finish(link, client);
+  await Promise.allSettled([call, other]);
+});
+
 Deno.test("the time limit gives timeout, the caller's abort canceled; each cancels upstream with its reason", async () => {
   const { link, client } = setup();
   const timed = client.request("slow", {}, { timeoutMs: 20 });

@@ -1,0 +1,226 @@
+/**
+ * The HTTP face of one session of `serve` (revision 2025-11-25 Streamable
+ * HTTP): where each message of the front end goes.
+ *
+ * - A message of a request (its response, progress, the input requests of
+ *   its rounds and their cancellations, `elicitation/complete`, the log
+ *   messages of its exchange) goes on the stream of that request's POST.
+ *   A request that the front end answers at once (ping, logging/setLevel,
+ *   an error) gets its response as one JSON body; any other request gets an
+ *   SSE stream that ends after its response, or once it is over without one
+ *   (a cancellation).
+ * - Any other message (list changes, resource updates, a log message of no
+ *   known request, the requests of an older upstream server) goes on the
+ *   session's GET stream; while none is open, it waits in a bounded queue
+ *   ({@linkcode MAX_WAITING}). A message of a request whose POST has gone
+ *   (the client dropped the connection) goes there too, its response
+ *   excepted: that one has no place left and is dropped with a debug line.
+ *
+ * Nothing of one session reaches another: each session has a channel of its
+ * own, and a message only goes to this channel's streams.
+ *
+ * @module
+ */
+
+import type { ClientChannel } from "../frontend/channel.ts";
+import { idKey, type Message, type RequestId } from "../jsonrpc/message.ts";
+import type { Logger } from "../log.ts";
+import { EventStream } from "./event_stream.ts";
+
+/** Messages of no request that wait for a GET stream, at most. */
+export const MAX_WAITING = 1_000;
+
+/** The backlog of one stream above which its client counts as gone (it reads nothing). */
+export const STREAM_MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+/** What a POST of a request became once the front end has taken it. */
+export type PostReply =
+  /** The response came at once: one JSON body. */
+  | { readonly kind: "json"; readonly message: Message }
+  /** An SSE stream: its messages, and at last the response. */
+  | { readonly kind: "stream"; readonly stream: EventStream };
+
+/** The POST of one request, while the session knows it. */
+interface Post {
+  readonly id: RequestId;
+  /** Before the front end has taken the request: what it sent at once. */
+  early: Message[] | undefined;
+  stream: EventStream | undefined;
+}
+
+/** Options of an {@linkcode HttpChannel}. */
+export interface HttpChannelOptions {
+  readonly log: Logger;
+  /** Called when a stream opens or ends: the session's idle timer counts them. */
+  readonly onActivity?: () => void;
+  /** {@linkcode STREAM_MAX_BACKLOG_BYTES} by default. */
+  readonly maxBacklogBytes?: number;
+  /** The keep-alive of the streams (tests pass a short one). */
+  readonly keepAliveMs?: number;
+}
+
+/** True for the response of the request `id` (a result or an error with that id). */
+function isResponseTo(message: Message, key: string): boolean {
+  return !("method" in message) && "id" in message && message.id !== null &&
+    idKey(message.id) === key;
+}
+
+/** The channel of one session. */
+export class HttpChannel implements ClientChannel {
+  readonly #o: HttpChannelOptions;
+  readonly #posts = new Map<string, Post>();
+  #get: EventStream | undefined;
+  #waiting: Message[] = [];
+  #closed = false;
+
+  constructor(options: HttpChannelOptions) {
+    this.#o = options;
+  }
+
+  /** The streams open now (POST streams and the GET stream). */
+  get openStreams(): number {
+    let n = this.#get?.open ? 1 : 0;
+    for (const post of this.#posts.values()) if (post.stream?.open) n++;
+    return n;
+  }
+
+  /** True while a POST of the request `id` waits for its response. */
+  hasPost(id: RequestId): boolean {
+    return this.#posts.has(idKey(id));
+  }
+
+  /**
+   * Opens the place of a request's POST before the front end takes it: what
+   * the front end sends for it at once stays here until {@linkcode reply}.
+   */
+  openPost(id: RequestId): void {
+    this.#posts.set(idKey(id), { id, early: [], stream: undefined });
+  }
+
+  /**
+   * After the front end took the request: one JSON body when its response
+   * came at once and alone, else an SSE stream with what came, on which the
+   * rest follows. `onDone` runs when the exchange is over (the response
+   * went, or the client went away).
+   */
+  reply(id: RequestId, onDone?: () => void): PostReply {
+    const key = idKey(id);
+    const post = this.#posts.get(key)!;
+    const early = post.early ?? [];
+    post.early = undefined;
+    if (early.length === 1 && isResponseTo(early[0]!, key)) {
+      this.#posts.delete(key);
+      onDone?.();
+      return { kind: "json", message: early[0]! };
+    }
+    const stream = this.#stream(() => {
+      if (this.#posts.get(key) === post) this.#posts.delete(key);
+      onDone?.();
+    });
+    post.stream = stream;
+    for (const message of early) this.#toPost(post, key, message);
+    return { kind: "stream", stream };
+  }
+
+  /**
+   * Opens the session's GET stream; a newer GET takes the place of the older
+   * one, which ends (a client that reconnects after a network change). The
+   * messages that waited for it go first.
+   */
+  openGet(): EventStream {
+    const old = this.#get;
+    const stream = this.#stream(() => {
+      if (this.#get === stream) this.#get = undefined;
+    });
+    this.#get = stream;
+    void old?.close();
+    for (const message of this.#waiting.splice(0)) stream.send(message);
+    return stream;
+  }
+
+  send(message: Message, related?: RequestId): void {
+    if (this.#closed) return;
+    const key = related === undefined ? undefined : idKey(related);
+    const post = key === undefined ? undefined : this.#posts.get(key);
+    if (post && key !== undefined && (post.early || post.stream?.open)) {
+      this.#toPost(post, key, message);
+      return;
+    }
+    if (key !== undefined && isResponseTo(message, key)) {
+      this.#o.log.debug("dropped a response: the client closed the connection of its request");
+      return;
+    }
+    this.#unrelated(message);
+  }
+
+  /**
+   * The request `id` is over without a response (it was canceled): its
+   * stream ends, as a response would end it. The front end says so once the
+   * request's task has settled, always after {@linkcode reply}.
+   */
+  unanswered(id: RequestId): void {
+    const key = idKey(id);
+    const post = this.#posts.get(key);
+    if (!post?.stream) return; // its POST went away already
+    this.#posts.delete(key);
+    void post.stream.close();
+  }
+
+  #toPost(post: Post, key: string, message: Message): void {
+    if (post.early) {
+      post.early.push(message);
+      return;
+    }
+    post.stream!.send(message);
+    // The response ends the stream of its request.
+    if (isResponseTo(message, key)) {
+      this.#posts.delete(key);
+      void post.stream!.close();
+    }
+  }
+
+  #unrelated(message: Message): void {
+    if (this.#get?.open) {
+      this.#get.send(message);
+      return;
+    }
+    if (this.#waiting.length >= MAX_WAITING) {
+      this.#waiting.shift();
+      this.#o.log.debug("dropped a message that waited for the GET stream: too many wait");
+    }
+    this.#waiting.push(message);
+  }
+
+  #stream(onGone: () => void): EventStream {
+    const stream = new EventStream({
+      maxBacklogBytes: this.#o.maxBacklogBytes ?? STREAM_MAX_BACKLOG_BYTES,
+      ...(this.#o.keepAliveMs !== undefined && { keepAliveMs: this.#o.keepAliveMs }),
+      onEnd: (why) => {
+        if (why === "cut") this.#o.log.warn("cut a stream whose client reads nothing");
+        onGone();
+        this.#o.onActivity?.();
+      },
+    });
+    this.#o.onActivity?.();
+    return stream;
+  }
+
+  hold(): Promise<void> | undefined {
+    const holds: Promise<void>[] = [];
+    const streams = [this.#get, ...[...this.#posts.values()].map((post) => post.stream)];
+    for (const stream of streams) {
+      const hold = stream?.hold();
+      if (hold) holds.push(hold);
+    }
+    return holds.length === 0 ? undefined : Promise.all(holds).then(() => {});
+  }
+
+  /** Sends what every stream holds, then ends them; later messages are dropped. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#waiting = [];
+    const streams = [this.#get, ...[...this.#posts.values()].map((post) => post.stream)];
+    this.#posts.clear();
+    await Promise.allSettled(streams.map((stream) => stream?.close()));
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * One client session of `serve`: a front end of its own (the same state
+ * machine, tables and rules as the stdio bridge) behind the HTTP face of
+ * its channel. Its POSTs give it the client's messages, its GET stream the
+ * messages of no request; a DELETE, the idle limit or the end of `serve`
+ * end it as the end of stdin ends a stdio bridge.
+ *
+ * @module
+ */
+
+import { BridgeError } from "../errors/errors.ts";
+import { Frontend } from "../frontend/frontend.ts";
+import type { FrontendSettings } from "../frontend/frontend_options.ts";
+import type { Inbound } from "../frontend/inbound.ts";
+import type { Message } from "../jsonrpc/message.ts";
+import type { Logger } from "../log.ts";
+import { HttpChannel } from "./http_channel.ts";
+import { httpError } from "./http_errors.ts";
+
+/** The headers of an SSE stream. */
+const SSE_HEADERS = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  // nginx: no buffering of the stream (README, "Several replicas behind nginx").
+  "x-accel-buffering": "no",
+};
+
+/** Options of a {@linkcode ServeSession}. */
+export interface SessionOptions {
+  /** Its `Mcp-Session-Id`: a secret of its client, never logged. */
+  readonly id: string;
+  /** Its short name in the log (`#3`: the sessions of a process are counted). */
+  readonly label: string;
+  /** The front end's settings, with a log that names the session. */
+  readonly settings: FrontendSettings;
+  /** How long the session may have no stream and no request in flight. */
+  readonly idleMs: number;
+  /** Called once when the session has ended. */
+  readonly onEnd: (session: ServeSession) => void;
+  /** The keep-alive of its streams (tests pass a short one). */
+  readonly keepAliveMs?: number;
+}
+
+/** One session. */
+export class ServeSession {
+  readonly id: string;
+  readonly label: string;
+  readonly #o: SessionOptions;
+  readonly #frontend: Frontend;
+  readonly #channel: HttpChannel;
+  readonly #log: Logger;
+  /** The back pressure of the last message while it holds: the next request waits for it. */
+  #held: Promise<void> | undefined;
+  /** The requests that wait for {@linkcode #held}. */
+  #waiting = 0;
+  #idle: ReturnType<typeof setTimeout> | undefined;
+  #ending: Promise<void> | undefined;
+
+  constructor(options: SessionOptions) {
+    this.#o = options;
+    this.id = options.id;
+    this.label = options.label;
+    this.#log = options.settings.log;
+    this.#channel = new HttpChannel({
+      log: this.#log,
+      onActivity: () => this.#touch(),
+      ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
+    });
+    this.#frontend = new Frontend({ ...options.settings, channel: this.#channel });
+    this.#touch();
+  }
+
+  /** The state of its front end. */
+  get state(): string {
+    return this.#frontend.state;
+  }
+
+  /** The requests of its client in flight. */
+  get inFlight(): number {
+    return this.#frontend.inFlight;
+  }
+
+  /** True once it ended (or is ending): it takes nothing more. */
+  get ended(): boolean {
+    return this.#ending !== undefined;
+  }
+
+  /**
+   * One message of the client (the body of a POST, read and classified).
+   * A request gets its response as one JSON body or an SSE stream; any other
+   * message gets 202 with no body. `headers` go on the response (the session
+   * id of an initialize).
+   */
+  async post(inbound: Inbound, headers: Record<string, string> = {}): Promise<Response> {
+    if (inbound.kind === "request" && this.#held) {
+      // The back pressure of the client: a request waits while its streams are full, as the
+      // stdio reader does; one more than the requests in flight may be is refused at once.
+      // Its other messages make no output: they never wait (a cancellation gets through).
+      if (this.#waiting >= this.#o.settings.limits.max_in_flight_requests) {
+        const error = BridgeError.of("too_many_requests").toJSON();
+        return json({ jsonrpc: "2.0", id: inbound.id, error }, 200, headers);
+      }
+      this.#waiting++;
+      await this.#held;
+      this.#waiting--;
+    }
+    // Ended meanwhile (a DELETE, the idle limit): its front end answers nothing more.
+    if (this.#ending) return httpError("session_not_found");
+    this.#touch();
+    if (inbound.kind === "reject") {
+      const body = { jsonrpc: "2.0", id: inbound.id, error: inbound.error.toJSON() };
+      return json(body, inbound.id === null ? 400 : 200, headers);
+    }
+    if (inbound.kind !== "request") {
+      this.#accept(inbound);
+      return new Response(null, { status: 202, headers });
+    }
+    const { id } = inbound;
+    if (this.#channel.hasPost(id)) {
+      // Its response would go to the stream of the other POST: this one gets the error now.
+      const error = BridgeError.of(
+        "invalid_request_shape",
+        "the id belongs to a request in flight",
+      );
+      return json({ jsonrpc: "2.0", id, error: error.toJSON() }, 200, headers);
+    }
+    this.#channel.openPost(id);
+    this.#accept(inbound);
+    const reply = this.#channel.reply(id, () => this.#afterInitialize(inbound.method));
+    if (reply.kind === "json") return json(reply.message, 200, headers);
+    return new Response(reply.stream.body, {
+      status: 200,
+      headers: { ...headers, ...SSE_HEADERS },
+    });
+  }
+
+  /** Gives the front end one message; its output's back pressure holds the next request. */
+  #accept(inbound: Inbound): void {
+    const held = this.#frontend.acceptInbound(inbound);
+    this.#held = held;
+    held?.then(() => {
+      if (this.#held === held) this.#held = undefined;
+    });
+  }
+
+  /** An initialize that failed ends its session: the client starts a new one. */
+  #afterInitialize(method: string): void {
+    if (method === "initialize" && this.#frontend.state === "awaiting_initialize") {
+      this.#log.info("initialize failed: the session ends");
+      void this.end();
+    }
+  }
+
+  /** The GET stream of the session: the messages of no request. */
+  get(): Response {
+    this.#touch();
+    return new Response(this.#channel.openGet().body, { status: 200, headers: SSE_HEADERS });
+  }
+
+  /**
+   * Ends the session as the end of stdin ends a stdio bridge: the requests in
+   * flight are canceled (they get no response), the listen stream and the
+   * upstream link of the session close, then its streams.
+   */
+  end(): Promise<void> {
+    this.#ending ??= (async () => {
+      clearTimeout(this.#idle);
+      await this.#frontend.shutdown();
+      this.#o.onEnd(this);
+    })();
+    return this.#ending;
+  }
+
+  /**
+   * Activity: the idle limit counts from now. When it passes with no stream
+   * open and no request in flight, the session ends (its client has gone
+   * without a DELETE); else it counts again.
+   */
+  #touch(): void {
+    if (this.#ending) return;
+    clearTimeout(this.#idle);
+    this.#idle = setTimeout(() => {
+      if (this.#channel.openStreams > 0 || this.#frontend.inFlight > 0) return this.#touch();
+      this.#log.info("the session ends: its client sent nothing for the idle limit");
+      void this.end();
+    }, this.#o.idleMs);
+  }
+}
+
+/** A JSON body. */
+function json(
+  body: Message | Record<string, unknown>,
+  status: number,
+  headers: Record<string, string>,
+): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...headers, "content-type": "application/json" },
+  });
+}

@@ -174,7 +174,7 @@ for (const scheme of ["http", "https"] as const) {
 }
 
 sandboxTest(
-  "a domain that is not allowed: discover_failed with the proxy's detail within 2 s, one warn line with the rule, and ping still answers",
+  "a domain that is not allowed: discover_failed with the proxy's detail at once (not at the discover limit), one warn line with the rule, and ping still answers",
   async () => {
     const t = await testDir();
     const certs = await makeCertificates([HOST, OTHER]);
@@ -193,7 +193,9 @@ sandboxTest(
       const error = response.error as { data: { cause: string; detail: string } };
       strictEqual(error.data.cause, "discover_failed");
       strictEqual(error.data.detail, "the proxy refused the connection");
-      ok(elapsed < 2_000, `${elapsed} ms`);
+      // At once: far below --discover-timeout (60 s), which a wait for the refused host would
+      // reach (a bound for a loaded machine, not a speed figure).
+      ok(elapsed < 20_000, `${elapsed} ms`);
       await bridge.request(2, "ping");
       deepStrictEqual((await bridge.response(2)).result, {});
       strictEqual(await bridge.exit(), 0);
@@ -412,7 +414,9 @@ sandboxTest(
       const elapsed = performance.now() - started;
       const error = response.error as { message: string; data: { cause: string } };
       strictEqual(error.data.cause, "sandbox");
-      ok(elapsed < 2_000, `${elapsed} ms`);
+      // At once: far below --discover-timeout (60 s), which a wait for the refused host would
+      // reach (a bound for a loaded machine, not a speed figure).
+      ok(elapsed < 20_000, `${elapsed} ms`);
       await bridge.request(2, "ping");
       deepStrictEqual((await bridge.response(2)).result, {});
       strictEqual(await bridge.exit(), 0);

@@ -28,6 +28,10 @@
  * Whatever the client, a request is sent through `sendOnce`
  * (`send_once.ts`), the send policy: what goes once more, and when.
  *
+ * The body of every response stops when the request's signal aborts (the
+ * close, a cancellation, a time limit), also after a garbage collection
+ * (`signal_body.ts`: Deno's fetch alone may lose that abort).
+ *
  * Redirects are left to the link, which follows them only within the
  * origin.
  *
@@ -37,6 +41,7 @@
 import { DEFAULT_LIMITS } from "../settings/limits.ts";
 import { refusalAware } from "./proxy_refusal.ts";
 import { sendOnce } from "./send_once.ts";
+import { bodyStopsWith } from "./signal_body.ts";
 import { causeText } from "./transport_failure.ts";
 
 /** What the send policy needs to know of one request (`send_once.ts`). */
@@ -174,8 +179,12 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
   const refused = options.refused;
   const sendSaid = refused ? refusalAware(send, refused) : send;
   return {
-    fetch: (input, init, meta = {}) =>
-      sendSaid(input instanceof URL ? input : new URL(input), init, meta),
+    // The signal ends the body too, after a garbage collection (signal_body.ts).
+    fetch: async (input, init, meta = {}) =>
+      bodyStopsWith(
+        await sendSaid(input instanceof URL ? input : new URL(input), init, meta),
+        init.signal,
+      ),
     close: () => {
       if (closed) return;
       closed = true;

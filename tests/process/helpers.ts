@@ -107,13 +107,32 @@ export function programCommand(argv: string[], env?: Record<string, string>): De
   });
 }
 
-/** Runs the bridge of the command line `argv` with no input; its exit code and output. */
+/** How long {@linkcode runBridge} lets a run go before it calls it a hang (a bound, not a figure). */
+const RUN_LIMIT_MS = 120_000;
+
+/**
+ * Runs the bridge of the command line `argv` with no input; its exit code
+ * and output. A run that does not end in {@linkcode RUN_LIMIT_MS} is killed
+ * and fails the test with what it wrote: a hang is a defect, not a wait.
+ */
 export async function runBridge(
   argv: string[],
   env?: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await programCommand(argv, env).output();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  const child = programCommand(argv, env).spawn();
+  let hung = false;
+  const timer = setTimeout(() => {
+    hung = true;
+    child.kill("SIGKILL");
+  }, RUN_LIMIT_MS);
+  const out = await child.output().finally(() => clearTimeout(timer));
+  const result = { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  if (hung) {
+    throw new Error(
+      `the program did not end in ${RUN_LIMIT_MS} ms:\n${result.stdout}${result.stderr}`,
+    );
+  }
+  return result;
 }
 
 type Obj = Record<string, unknown>;

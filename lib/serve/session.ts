@@ -15,7 +15,7 @@ import type { Inbound } from "../frontend/inbound.ts";
 import type { Message } from "../jsonrpc/message.ts";
 import type { Logger } from "../log.ts";
 import { HttpChannel } from "./http_channel.ts";
-import { httpError } from "./http_errors.ts";
+import { httpError, rpcErrorOf } from "./http_errors.ts";
 
 /** The headers of an SSE stream. */
 const SSE_HEADERS = {
@@ -169,6 +169,26 @@ export class ServeSession {
       this.#o.onEnd(this);
     })();
     return this.#ending;
+  }
+
+  /**
+   * The end of `serve` after its shutdown grace: each request still in
+   * flight gets the error `stopping` (its client must not wait for an
+   * answer that never comes), then the session ends as {@linkcode end}
+   * does, which cancels those requests upstream.
+   */
+  stop(): Promise<void> {
+    if (!this.#ending) {
+      const answered = this.#channel.answerEach(rpcErrorOf("stopping"));
+      if (answered > 0) {
+        this.#log.info(
+          `the shutdown grace passed: ${answered} request${
+            answered === 1 ? "" : "s"
+          } in flight get the error stopping and are canceled`,
+        );
+      }
+    }
+    return this.end();
   }
 
   /**

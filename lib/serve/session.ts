@@ -143,10 +143,21 @@ export class ServeSession {
     });
   }
 
-  /** An initialize that failed ends its session: the client starts a new one. */
+  /**
+   * The exchange of an initialize is over. One that failed ends its session
+   * (the client starts a new one); one still in flight lost its client,
+   * which went away before the answer and never learns the session's id:
+   * the session ends at once (its start is canceled) instead of holding the
+   * upstream until the idle limit.
+   */
   #afterInitialize(method: string): void {
-    if (method === "initialize" && this.#frontend.state === "awaiting_initialize") {
+    if (method !== "initialize") return;
+    const state = this.#frontend.state;
+    if (state === "awaiting_initialize") {
       this.#log.info("initialize failed: the session ends");
+      void this.end();
+    } else if (state === "initializing") {
+      this.#log.info("the client went away before the answer of initialize: the session ends");
       void this.end();
     }
   }

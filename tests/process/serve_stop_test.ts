@@ -2,11 +2,12 @@
  * The ends of `serve`'s requests and sessions as a real program, over raw
  * HTTP (every byte of each POST's stream is counted): SIGTERM with requests
  * that outlast `--shutdown-grace` (each gets one answer, the error
- * `stopping`, and is canceled upstream).
+ * `stopping`, and is canceled upstream), and a client that goes away before
+ * the answer of its initialize (its session ends at once).
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { within } from "../wait.ts";
+import { waitFor, within } from "../wait.ts";
 import { CONFORMANCE_UPSTREAM, ServeProcess } from "./serve_helpers.ts";
 
 type Obj = Record<string, unknown>;
@@ -14,6 +15,17 @@ type Obj = Record<string, unknown>;
 const HEADERS = {
   "content-type": "application/json",
   "accept": "application/json, text/event-stream",
+};
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "raw", version: "1" },
+  },
 };
 
 /** The messages of a response body: one JSON body, or the `data:` lines of an SSE stream. */
@@ -31,16 +43,7 @@ async function openSession(serve: ServeProcess): Promise<(message: Obj) => Promi
   const response = await fetch(serve.url(), {
     method: "POST",
     headers: HEADERS,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "raw", version: "1" },
-      },
-    }),
+    body: JSON.stringify(INITIALIZE),
   });
   const id = response.headers.get("mcp-session-id");
   const [answer] = messagesOf(response, await response.text());
@@ -100,4 +103,46 @@ Deno.test("serve: SIGTERM: each request still in flight after --shutdown-grace g
     ),
     serve.stderr,
   );
+});
+
+Deno.test("serve: a client that goes away before the answer of its initialize: its session ends at once, not after --session-idle; the upstream stops after its grace", async () => {
+  await using serve = await ServeProcess.start([
+    "--upstream-grace",
+    "0",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const gone = new AbortController();
+  const response = await fetch(serve.url(), {
+    method: "POST",
+    headers: HEADERS,
+    body: JSON.stringify(INITIALIZE),
+    signal: gone.signal,
+  });
+  // The stream of its answer is open (the upstream starts): the client goes away.
+  strictEqual(response.headers.get("content-type"), "text/event-stream");
+  gone.abort();
+  await response.body?.cancel().catch(() => {});
+  await waitFor(
+    "the end of the session",
+    () => serve.stderr.includes("session #1: the session ended"),
+    {
+      timeoutMs: 5_000,
+    },
+  );
+  ok(
+    serve.stderr.includes(
+      "session #1: the client went away before the answer of initialize: the session ends",
+    ),
+    serve.stderr,
+  );
+  // No session holds the upstream: it stops (a grace of 0 s).
+  await waitFor(
+    "the stop of the upstream",
+    () => serve.stderr.includes("the upstream server stops"),
+    {
+      timeoutMs: 5_000,
+    },
+  );
+  strictEqual(await serve.stop(), 0);
 });

@@ -17,7 +17,7 @@
 import type { Logger } from "../log.ts";
 import { formatLimit } from "../settings/limits.ts";
 import { UpstreamFailure } from "./failure.ts";
-import type { Connect, LinkEnd, UpstreamLink } from "./link.ts";
+import { type Connect, endWords, type UpstreamLink } from "./link.ts";
 import { LinkHub } from "./shared_link.ts";
 
 /** Options of a {@linkcode SharedUpstream}. */
@@ -30,13 +30,6 @@ export interface SharedUpstreamOptions {
   readonly log: Logger;
   /** How long a canceled request still counts for the log messages (tests). */
   readonly lingerMs?: number;
-}
-
-/** How a link ended, in words for a log line. */
-function endWords(end: LinkEnd): string {
-  return end.kind === "exited"
-    ? `the upstream server process stopped with the code ${end.code}`
-    : "the upstream connection closed";
 }
 
 /** The shared upstream of one name. */

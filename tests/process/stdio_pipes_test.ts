@@ -4,7 +4,7 @@
  * half line names it), each other request in flight and each later one gets
  * upstream_exited, each exactly once; what the child wrote on its stderr (a
  * secret of the server) reaches the bridge's stderr (the Output channel)
- * and never its client.
+ * and never its client. And a child killed by a signal, in the log.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
@@ -49,4 +49,23 @@ Deno.test("an upstream that dies in the middle of a line: that request fails, th
   ok(bridge.stderr.includes(`stubborn: secret ${SECRET}`), bridge.stderr);
   ok(!bridge.stdout.includes(SECRET), bridge.stdout);
   ok(!bridge.stdout.includes("stubborn"), bridge.stdout);
+});
+
+Deno.test("an upstream child killed by a signal: the log says it was stopped by a signal, not 'code null'", async () => {
+  await using bridge = new BridgeProcess(["--", ...STUBBORN]);
+  await bridge.initialize();
+  await bridge.request(2, "tools/call", { name: "pid", arguments: {} });
+  const pid = ((await bridge.response(2)).result as { structuredContent: { pid: number } })
+    .structuredContent.pid;
+  Deno.kill(pid, "SIGKILL");
+  await bridge.request(3, "tools/list");
+  deepStrictEqual((await bridge.response(3, 5000)).error, EXITED);
+  strictEqual(await bridge.exit(), 1);
+  ok(
+    bridge.stderr.includes(
+      "[mcp-bridge-vscode] error: the upstream server process was stopped by a signal\n",
+    ),
+    bridge.stderr,
+  );
+  ok(!bridge.stderr.includes("code null"), bridge.stderr);
 });

@@ -313,3 +313,22 @@ Deno.test("shared upstream: a link that can no longer send is retired: a new fro
   await shared.close();
   strictEqual(links[1]!.closes, 1);
 });
+
+Deno.test("shared upstream: a child stopped by a signal is logged so, not with 'code null'", async () => {
+  const link = new FakeLink();
+  const lines: string[] = [];
+  const shared = new SharedUpstream({
+    connect: () => Promise.resolve(link),
+    graceMs: 10,
+    log: createLogger("t", "info", (line) => lines.push(line)),
+  });
+  const front = await shared.connect();
+  link.end({ kind: "exited", code: null });
+  await front.ended;
+  await waitFor("the error line", () => lines.some((l) => l.includes("error:")));
+  deepStrictEqual(lines.filter((l) => l.includes("error:")), [
+    "[t] error: the upstream server process was stopped by a signal; " +
+    "the next initialize starts it again\n",
+  ]);
+  await shared.close();
+});

@@ -227,7 +227,7 @@ export type Connect = () => Promise<UpstreamLink>;
 export function endWords(end: LinkEnd): string {
   if (end.kind !== "exited") return "the upstream connection closed";
   return end.code === null
-    ? "the upstream server process was stopped by a signal"
+    ? "the upstream server process stopped by a signal"
     : `the upstream server process stopped with the code ${end.code}`;
 }
 

@@ -51,7 +51,7 @@ Deno.test("an upstream that dies in the middle of a line: that request fails, th
   ok(!bridge.stdout.includes("stubborn"), bridge.stdout);
 });
 
-Deno.test("an upstream child killed by a signal: the log says it was stopped by a signal, not 'code null'", async () => {
+Deno.test("an upstream child killed by a signal: the log says it stopped by a signal, not 'code null'", async () => {
   await using bridge = new BridgeProcess(["--", ...STUBBORN]);
   await bridge.initialize();
   await bridge.request(2, "tools/call", { name: "pid", arguments: {} });
@@ -63,7 +63,7 @@ Deno.test("an upstream child killed by a signal: the log says it was stopped by 
   strictEqual(await bridge.exit(), 1);
   ok(
     bridge.stderr.includes(
-      "[mcp-bridge-vscode] error: the upstream server process was stopped by a signal\n",
+      "[mcp-bridge-vscode] error: the upstream server process stopped by a signal\n",
     ),
     bridge.stderr,
   );

@@ -36,7 +36,7 @@ Deno.test("endWords: a child stopped by a signal says so, never 'code null'", ()
     ] as LinkEnd[]).map(endWords),
     [
       "the upstream server process stopped with the code 3",
-      "the upstream server process was stopped by a signal",
+      "the upstream server process stopped by a signal",
       "the upstream connection closed",
       "the upstream connection closed",
     ],

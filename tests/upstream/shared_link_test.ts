@@ -327,7 +327,7 @@ Deno.test("shared upstream: a child stopped by a signal is logged so, not with '
   await front.ended;
   await waitFor("the error line", () => lines.some((l) => l.includes("error:")));
   deepStrictEqual(lines.filter((l) => l.includes("error:")), [
-    "[t] error: the upstream server process was stopped by a signal; " +
+    "[t] error: the upstream server process stopped by a signal; " +
     "the next initialize starts it again\n",
   ]);
   await shared.close();

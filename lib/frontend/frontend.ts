@@ -25,7 +25,7 @@ import {
   type Message,
   type RequestId,
 } from "../jsonrpc/message.ts";
-import { failureOfEnd } from "../upstream/link.ts";
+import { endWords, failureOfEnd } from "../upstream/link.ts";
 import { BridgeError } from "../errors/errors.ts";
 import { failureLine, mapUpstreamFailure } from "../errors/failures.ts";
 import { type Flight, Flights } from "./flights.ts";
@@ -352,11 +352,7 @@ export class Frontend {
     }
     const end = await session.done;
     if (!this.#lose(ready, mapUpstreamFailure(failureOfEnd(end), "", ""))) return;
-    this.#options.log.error(
-      end.kind === "exited"
-        ? `the upstream server process stopped with the code ${end.code}`
-        : "the upstream connection closed",
-    );
+    this.#options.log.error(endWords(end));
   }
 
   /** The state closing with the loss `lost`; false when the bridge itself closes. */

@@ -273,8 +273,11 @@ export class HttpFace {
     }
   }
 
-  /** Ends every session (their requests left are canceled, their upstream links close). */
+  /**
+   * Ends every session: their requests left get the error `stopping` and are
+   * canceled upstream, their upstream links close.
+   */
   async endAll(): Promise<void> {
-    await Promise.allSettled([...this.#sessions.values()].map(({ session }) => session.end()));
+    await Promise.allSettled([...this.#sessions.values()].map(({ session }) => session.stop()));
   }
 }

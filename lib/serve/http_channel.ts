@@ -23,7 +23,7 @@
  */
 
 import type { ClientChannel } from "../frontend/channel.ts";
-import { idKey, type Message, type RequestId } from "../jsonrpc/message.ts";
+import { type ErrorObject, idKey, type Message, type RequestId } from "../jsonrpc/message.ts";
 import type { Logger } from "../log.ts";
 import { EventStream } from "./event_stream.ts";
 
@@ -164,6 +164,21 @@ export class HttpChannel implements ClientChannel {
     if (!post?.stream) return; // its POST went away already
     this.#posts.delete(key);
     void post.stream.close();
+  }
+
+  /**
+   * Answers each request whose POST still waits for its response with the
+   * error `error` (the end of `serve` after its grace): one answer each, and
+   * a later response of the front end is dropped. Returns how many.
+   */
+  answerEach(error: ErrorObject): number {
+    let answered = 0;
+    for (const [key, post] of [...this.#posts]) {
+      if (!post.early && !post.stream?.open) continue;
+      answered++;
+      this.#toPost(post, key, { jsonrpc: "2.0", id: post.id, error });
+    }
+    return answered;
   }
 
   #toPost(post: Post, key: string, message: Message): void {

@@ -81,6 +81,25 @@ export const HTTP_ERRORS = {
 export type HttpErrorName = keyof typeof HTTP_ERRORS;
 
 /**
+ * The JSON-RPC error of a refusal for a request that the face had taken
+ * already: its code and message, and its name as `data.cause` (a name of no
+ * cause of the error table, which these rows are not).
+ *
+ * @example
+ * ```ts
+ * import { rpcErrorOf } from "./http_errors.ts";
+ * const error = rpcErrorOf("stopping");
+ * if (error.code !== -32000 || error.data.cause !== "stopping") throw new Error();
+ * ```
+ */
+export function rpcErrorOf(
+  name: HttpErrorName,
+): { code: number; message: string; data: { cause: HttpErrorName } } {
+  const { code, message } = HTTP_ERRORS[name];
+  return { code, message, data: { cause: name } };
+}
+
+/**
  * The response of a refusal: its status and its JSON-RPC error body.
  *
  * @example

@@ -15,7 +15,7 @@ import type { Inbound } from "../frontend/inbound.ts";
 import type { Message } from "../jsonrpc/message.ts";
 import type { Logger } from "../log.ts";
 import { HttpChannel } from "./http_channel.ts";
-import { httpError } from "./http_errors.ts";
+import { httpError, rpcErrorOf } from "./http_errors.ts";
 
 /** The headers of an SSE stream. */
 const SSE_HEADERS = {
@@ -143,10 +143,21 @@ export class ServeSession {
     });
   }
 
-  /** An initialize that failed ends its session: the client starts a new one. */
+  /**
+   * The exchange of an initialize is over. One that failed ends its session
+   * (the client starts a new one); one still in flight lost its client,
+   * which went away before the answer and never learns the session's id:
+   * the session ends at once (its start is canceled) instead of holding the
+   * upstream until the idle limit.
+   */
   #afterInitialize(method: string): void {
-    if (method === "initialize" && this.#frontend.state === "awaiting_initialize") {
+    if (method !== "initialize") return;
+    const state = this.#frontend.state;
+    if (state === "awaiting_initialize") {
       this.#log.info("initialize failed: the session ends");
+      void this.end();
+    } else if (state === "initializing") {
+      this.#log.info("the client went away before the answer of initialize: the session ends");
       void this.end();
     }
   }
@@ -169,6 +180,26 @@ export class ServeSession {
       this.#o.onEnd(this);
     })();
     return this.#ending;
+  }
+
+  /**
+   * The end of `serve` after its shutdown grace: each request still in
+   * flight gets the error `stopping` (its client must not wait for an
+   * answer that never comes), then the session ends as {@linkcode end}
+   * does, which cancels those requests upstream.
+   */
+  stop(): Promise<void> {
+    if (!this.#ending) {
+      const answered = this.#channel.answerEach(rpcErrorOf("stopping"));
+      if (answered > 0) {
+        this.#log.info(
+          `the shutdown grace passed: ${answered} request${
+            answered === 1 ? "" : "s"
+          } in flight get the error stopping and are canceled`,
+        );
+      }
+    }
+    return this.end();
   }
 
   /**

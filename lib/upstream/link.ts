@@ -214,6 +214,24 @@ export interface UpstreamLink {
 export type Connect = () => Promise<UpstreamLink>;
 
 /**
+ * How a link ended, in words for a log line: the exit code of a child that
+ * exited, or that a signal stopped it (its code is then null, which a log
+ * line never shows).
+ *
+ * @example
+ * ```ts
+ * import { endWords } from "./link.ts";
+ * if (!endWords({ kind: "exited", code: null }).endsWith("stopped by a signal")) throw new Error();
+ * ```
+ */
+export function endWords(end: LinkEnd): string {
+  if (end.kind !== "exited") return "the upstream connection closed";
+  return end.code === null
+    ? "the upstream server process stopped by a signal"
+    : `the upstream server process stopped with the code ${end.code}`;
+}
+
+/**
  * The one mapping from how a link ended to the failure of what was in flight
  * and of what comes later: a child that stopped is `exited`, a transport
  * that failed keeps its own failure (or is `transport_failed`), and each

@@ -14,7 +14,9 @@
  * front end alone has requests in flight that asked for log messages (a
  * level in their `_meta`, its listen stream too); else it is dropped with a
  * debug line: it is never given to a front end that it may not belong to.
- * The requests of the server (ping) are answered here.
+ * The requests of the server (ping) are answered here. A shared link that
+ * can no longer send (`sendEnded`) fails the later requests of every front
+ * end at once; the ones in flight still get their answers.
  *
  * @module
  */
@@ -76,16 +78,30 @@ export class LinkHub {
   readonly link: UpstreamLink;
   /** Resolves with the end of the real link, once the hub has read it all. */
   readonly ended: Promise<LinkEnd>;
+  /**
+   * Resolves when the real link can no longer send while it runs on (see
+   * {@linkcode UpstreamLink.sendEnded}); undefined for a link that cannot be
+   * half closed.
+   */
+  readonly sendEnded: Promise<UpstreamFailure> | undefined;
   readonly #o: LinkHubOptions;
   readonly #links = new Set<SessionLink>();
   readonly #requests = new Map<number, Entry>();
   #nextId = 1;
   #end: LinkEnd | undefined;
+  /** Set once the real link can no longer send: the failure of each later send. */
+  #sendFailure: UpstreamFailure | undefined;
 
   constructor(link: UpstreamLink, options: LinkHubOptions) {
     this.link = link;
     this.#o = options;
+    this.sendEnded = link.sendEnded?.then((failure) => this.#sendFailure = failure);
     this.ended = this.#read();
+  }
+
+  /** Set once the real link can no longer send: the failure of its later requests. */
+  get sendFailure(): UpstreamFailure | undefined {
+    return this.#sendFailure;
   }
 
   /** The front ends on the link now. */
@@ -132,6 +148,7 @@ export class LinkHub {
   /** Sends a message of a front end's client, its ids made the hub's. */
   send(from: SessionLink, message: Message): Promise<void> {
     if (this.#end) return Promise.reject(new UpstreamFailure("closed"));
+    if (this.#sendFailure) return Promise.reject(this.#sendFailure);
     const msg = message as JsonObject;
     if (typeof msg.method === "string" && typeof msg.id === "number") {
       const id = this.#nextId++;
@@ -189,7 +206,7 @@ export class LinkHub {
       const entry = this.#requests.get(id);
       this.#linger(id);
       link.local.delete(local);
-      if (this.#end || !entry) continue;
+      if (this.#end || this.#sendFailure || !entry) continue;
       const params = {
         requestId: id,
         reason: "the client closed the connection",
@@ -316,6 +333,8 @@ export class SessionLink implements UpstreamLink {
   readonly isRemote: boolean;
   readonly untimed?: boolean;
   readonly ended: Promise<LinkEnd>;
+  /** The hub's: the shared link can no longer send (see {@linkcode UpstreamLink.sendEnded}). */
+  readonly sendEnded?: Promise<UpstreamFailure>;
   readonly nextSignIn?: () => Promise<void>;
   /** Its requests in flight: its client's id → the hub's id. */
   readonly local = new Map<number, number>();
@@ -331,6 +350,7 @@ export class SessionLink implements UpstreamLink {
     this.#onClose = onClose;
     this.isRemote = hub.link.isRemote;
     if (hub.link.untimed) this.untimed = true;
+    if (hub.sendEnded) this.sendEnded = hub.sendEnded;
     const next = hub.link.nextSignIn;
     if (next) this.nextSignIn = () => next.call(hub.link);
     this.ended = new Promise((resolve) => this.#end = resolve);

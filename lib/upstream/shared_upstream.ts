@@ -5,7 +5,11 @@
  * front end has left it (a window that reloads gets the same child). When
  * it ends by itself (the child stopped, the connection closed), each front
  * end on it loses it as a stdio bridge loses its child; the next initialize
- * starts a new one.
+ * starts a new one. A link that can no longer send while it runs on (a child
+ * that closed its stdin) is retired: each front end on it fails its later
+ * requests, the next initialize starts a new link, and the retired one
+ * stops as soon as its last front end has left (its requests in flight may
+ * still be answered until then).
  *
  * @module
  */
@@ -13,7 +17,7 @@
 import type { Logger } from "../log.ts";
 import { formatLimit } from "../settings/limits.ts";
 import { UpstreamFailure } from "./failure.ts";
-import type { Connect, LinkEnd, UpstreamLink } from "./link.ts";
+import { type Connect, endWords, type UpstreamLink } from "./link.ts";
 import { LinkHub } from "./shared_link.ts";
 
 /** Options of a {@linkcode SharedUpstream}. */
@@ -28,13 +32,6 @@ export interface SharedUpstreamOptions {
   readonly lingerMs?: number;
 }
 
-/** How a link ended, in words for a log line. */
-function endWords(end: LinkEnd): string {
-  return end.kind === "exited"
-    ? `the upstream server process stopped with the code ${end.code}`
-    : "the upstream connection closed";
-}
-
 /** The shared upstream of one name. */
 export class SharedUpstream {
   readonly #o: SharedUpstreamOptions;
@@ -42,6 +39,8 @@ export class SharedUpstream {
   #starting: Promise<LinkHub> | undefined;
   #grace: ReturnType<typeof setTimeout> | undefined;
   #closing: Promise<void> | undefined;
+  /** The links that can no longer send, each until its last front end has left. */
+  readonly #retired = new Set<LinkHub>();
   /** The links that were stopped by the grace or the close, for the close to wait for. */
   readonly #stopping = new Set<Promise<unknown>>();
 
@@ -61,13 +60,17 @@ export class SharedUpstream {
    */
   readonly connect: Connect = async (): Promise<UpstreamLink> => {
     if (this.#closing) throw new UpstreamFailure("spawn_failed");
-    const hub = await this.#current();
+    let hub = await this.#current();
+    // Retired meanwhile: the new front end gets the new link.
+    while (hub.sendFailure) hub = await this.#current();
     clearTimeout(this.#grace);
     this.#grace = undefined;
     return hub.attach(() => this.#left(hub));
   };
 
   #current(): Promise<LinkHub> {
+    const failure = this.#hub?.sendFailure;
+    if (failure) this.#retire(this.#hub!, failure);
     if (this.#hub) return Promise.resolve(this.#hub);
     this.#starting ??= (async () => {
       try {
@@ -77,7 +80,9 @@ export class SharedUpstream {
         });
         this.#hub = hub;
         this.#o.log.info("the upstream server started: every session shares it");
+        hub.sendEnded?.then((failure) => this.#retire(hub, failure));
         hub.ended.then((end) => {
+          this.#retired.delete(hub);
           if (this.#hub !== hub) return;
           this.#hub = undefined;
           clearTimeout(this.#grace);
@@ -91,8 +96,32 @@ export class SharedUpstream {
     return this.#starting;
   }
 
+  /** The link can no longer send: the next initialize starts a new one. */
+  #retire(hub: LinkHub, failure: UpstreamFailure): void {
+    if (this.#hub !== hub) return;
+    this.#hub = undefined;
+    clearTimeout(this.#grace);
+    this.#grace = undefined;
+    const what = failure.kind === "closed"
+      ? "the upstream server closed its stdin"
+      : "the stdin of the upstream server failed";
+    this.#o.log.info(
+      `${what}: each later request of its sessions fails; the next initialize starts a new ` +
+        "one, and this one stops when its last session has left",
+    );
+    this.#retired.add(hub);
+    this.#left(hub);
+  }
+
   /** A front end left: after the last one, the link stops when the grace passes. */
   #left(hub: LinkHub): void {
+    if (this.#retired.has(hub)) {
+      // A link that cannot send is of no use to a later front end: it stops at once.
+      if (hub.size > 0) return;
+      this.#retired.delete(hub);
+      this.#stop(hub);
+      return;
+    }
     if (hub !== this.#hub || hub.size > 0 || this.#closing) return;
     clearTimeout(this.#grace);
     this.#grace = setTimeout(() => {
@@ -121,6 +150,8 @@ export class SharedUpstream {
       const hub = this.#hub;
       this.#hub = undefined;
       if (hub) this.#stop(hub);
+      for (const retired of this.#retired) this.#stop(retired);
+      this.#retired.clear();
       await Promise.allSettled([...this.#stopping]);
     })();
     return this.#closing;

@@ -125,3 +125,19 @@ Deno.test("event stream: a quiet stream gets a comment line; a client that reads
   stuck.send(note("after"));
   ok(stuck.hold() === undefined);
 });
+
+Deno.test("http channel: answerEach gives each request whose POST waits one error; a later response of it is dropped", async () => {
+  const { channel: ch, lines } = channel();
+  for (const id of [1, 2]) ch.openPost(id);
+  const replies = [1, 2].map((id) => ch.reply(id));
+  const error = { code: -32000, message: "stops", data: { cause: "stopping" } };
+  strictEqual(ch.answerEach(error), 2);
+  ch.send({ jsonrpc: "2.0", id: 1, result: { late: true } }, 1);
+  for (const [i, reply] of replies.entries()) {
+    if (reply.kind !== "stream") throw new Error(reply.kind);
+    deepStrictEqual(await messages(reply.stream.body), [{ jsonrpc: "2.0", id: i + 1, error }]);
+  }
+  strictEqual(ch.answerEach(error), 0, "none waits any more");
+  ok(lines.some((line) => line.includes("dropped a response")), lines.join(""));
+  await ch.close();
+});

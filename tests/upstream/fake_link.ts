@@ -5,6 +5,7 @@
  */
 
 import type { JsonObject, Message } from "../../lib/jsonrpc/message.ts";
+import type { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink } from "../../lib/upstream/link.ts";
 
 /** A link whose frames, end and send results the test decides. */
@@ -21,6 +22,10 @@ export class FakeLink implements UpstreamLink {
   /** When true, `send` rejects as a closed link does. */
   sendFails = false;
   readonly ended: Promise<LinkEnd>;
+  readonly #sendEnded = Promise.withResolvers<UpstreamFailure>();
+  /** Resolves at {@linkcode endSend}. */
+  readonly sendEnded: Promise<UpstreamFailure> = this.#sendEnded.promise;
+  #sendFailure: UpstreamFailure | undefined;
   readonly #queue: (UpstreamFrame | "end")[] = [];
   #wake: (() => void) | undefined;
   #endLink!: (end: LinkEnd) => void;
@@ -44,6 +49,7 @@ export class FakeLink implements UpstreamLink {
 
   send(message: Message): Promise<void> {
     if (this.sendFails) return Promise.reject(new Error("the link is closed"));
+    if (this.#sendFailure) return Promise.reject(this.#sendFailure);
     this.sent.push(message);
     return Promise.resolve();
   }
@@ -52,6 +58,15 @@ export class FakeLink implements UpstreamLink {
     this.closes++;
     this.end({ kind: "closed" });
     return Promise.resolve();
+  }
+
+  /**
+   * The link can no longer send while the server runs on (a child that closed
+   * its stdin): each later send rejects with `failure`.
+   */
+  endSend(failure: UpstreamFailure): void {
+    this.#sendFailure = failure;
+    this.#sendEnded.resolve(failure);
   }
 
   /** The upstream server writes a frame. */

@@ -263,3 +263,72 @@ Deno.test("shared upstream: a link that cannot start fails that connect only; th
   await link.close();
   await shared.close();
 });
+
+Deno.test("shared link: a link that can no longer send: every client's later requests fail at once and are not sent, the ones in flight get their answers", async () => {
+  const { link, clients: [a, b] } = setup(2);
+  const early = a!.client.request("tools/call", { name: "x" }, {});
+  await waitFor("the early request on the link", () => link.requests().length === 1);
+  link.endSend(new UpstreamFailure("closed"));
+  await waitFor("both clients know", () => a!.client.cannotSend && b!.client.cannotSend);
+  for (const { client } of [a!, b!]) {
+    deepStrictEqual(await settled(client.request("tools/list", {}, {})), { failure: "closed" });
+  }
+  strictEqual(link.requests().length, 1, "nothing more was sent");
+  link.message({ jsonrpc: "2.0", id: link.requests()[0]!.id, result: { early: true } });
+  deepStrictEqual(await settled(early), { result: { early: true } });
+  link.end({ kind: "closed" });
+});
+
+Deno.test("shared upstream: a link that can no longer send is retired: a new front end gets a new link, the old one stops at once after its last front end", async () => {
+  const links: FakeLink[] = [];
+  const lines: string[] = [];
+  const shared = new SharedUpstream({
+    connect: () => {
+      const link = new FakeLink();
+      links.push(link);
+      return Promise.resolve(link);
+    },
+    graceMs: 60_000,
+    log: createLogger("t", "info", (line) => lines.push(line)),
+  });
+  const [one, two] = await Promise.all([shared.connect(), shared.connect()]);
+  links[0]!.endSend(new UpstreamFailure("closed"));
+  deepStrictEqual(await one!.sendEnded, new UpstreamFailure("closed"));
+  const three = await shared.connect();
+  strictEqual(links.length, 2, "a new link for the new front end");
+  strictEqual(three.sendEnded === one!.sendEnded, false);
+  deepStrictEqual(lines, [
+    "[t] info: the upstream server started: every session shares it\n",
+    "[t] info: the upstream server closed its stdin: each later request of its sessions fails; " +
+    "the next initialize starts a new one, and this one stops when its last session has left\n",
+    "[t] info: the upstream server started: every session shares it\n",
+  ]);
+  await one!.close();
+  strictEqual(links[0]!.closes, 0, "a front end still uses it");
+  await two!.close();
+  // Not after the grace of 60 s: a link that cannot send is of use to no one.
+  strictEqual(links[0]!.closes, 1);
+  strictEqual(links[1]!.closes, 0);
+  await three.close();
+  await shared.close();
+  strictEqual(links[1]!.closes, 1);
+});
+
+Deno.test("shared upstream: a child stopped by a signal is logged so, not with 'code null'", async () => {
+  const link = new FakeLink();
+  const lines: string[] = [];
+  const shared = new SharedUpstream({
+    connect: () => Promise.resolve(link),
+    graceMs: 10,
+    log: createLogger("t", "info", (line) => lines.push(line)),
+  });
+  const front = await shared.connect();
+  link.end({ kind: "exited", code: null });
+  await front.ended;
+  await waitFor("the error line", () => lines.some((l) => l.includes("error:")));
+  deepStrictEqual(lines.filter((l) => l.includes("error:")), [
+    "[t] error: the upstream server process stopped by a signal; " +
+    "the next initialize starts it again\n",
+  ]);
+  await shared.close();
+});

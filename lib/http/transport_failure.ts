@@ -56,6 +56,12 @@ export interface TransportSight {
   readonly words: string;
 }
 
+/**
+ * What the transport saw of a stream (an SSE body) that ended, without a
+ * failure, before the response message of its request.
+ */
+export const STREAM_ENDED = "the stream ended before its response";
+
 /** The HTTP/2 error codes (RFC 9113 §7) by the description that the h2 crate prints. */
 const H2_CODES: Readonly<Record<string, string>> = {
   "not a result of an error": "NO_ERROR",

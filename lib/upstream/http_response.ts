@@ -18,10 +18,7 @@ import { type ErrorBody, UpstreamFailure } from "./failure.ts";
 import { HEADER_MISMATCH } from "./http_headers.ts";
 import { readBounded, readJsonBody, TooLargeError } from "../http/bounded_body.ts";
 import { readEvents } from "../http/sse.ts";
-import { transportSight } from "../http/transport_failure.ts";
-
-/** What the transport saw of a stream that ended (cleanly) before the response of its request. */
-export const STREAM_ENDED = "the stream ended before its response";
+import { STREAM_ENDED, transportSight } from "../http/transport_failure.ts";
 
 /** The bytes of an error body that are read for its message. */
 const ERROR_BODY_BYTES = 64 * 1024;

@@ -139,7 +139,15 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
       return inner(url, { ...init, headers, signal }, meta);
     });
     if (request && mediaTypeOf(response.headers.get("content-type")) === "application/json") {
-      return await wholeJson(response, limit);
+      const { status } = response;
+      // Once the transport has the message, the request fails without its response.
+      const parsed = () =>
+        options.onBodyEnd?.(
+          request.id,
+          undefined,
+          new UpstreamFailure("invalid_response", { status }),
+        );
+      return await wholeJson(response, limit, parsed);
     }
     return bounded(response, request?.id, limit, options.onBodyEnd);
   };
@@ -150,9 +158,14 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
  * new response of its bytes, or an invalid_response with the status when the
  * body is over the limit or cut (with what the transport saw). Its `json()`
  * (the transport's one read of it) fails so too for a body that is not JSON:
- * the bytes are parsed once, by the transport.
+ * the bytes are parsed once, by the transport. `parsed` is called when it
+ * parsed them.
  */
-async function wholeJson(response: Response, limit: number): Promise<Response> {
+async function wholeJson(
+  response: Response,
+  limit: number,
+  parsed: () => void,
+): Promise<Response> {
   const { status } = response;
   let bytes: Uint8Array;
   try {
@@ -169,7 +182,10 @@ async function wholeJson(response: Response, limit: number): Promise<Response> {
   });
   const json = whole.json.bind(whole);
   whole.json = () =>
-    json().catch(() => {
+    json().then((value) => {
+      parsed();
+      return value;
+    }, () => {
       throw new UpstreamFailure("invalid_response", { status });
     });
   return whole;

@@ -7,14 +7,22 @@
  * a JSON body, or one event of a stream, over the limit fails at once,
  * without the rest of the body in memory.
  *
+ * The JSON body of a request's response is read here, whole, before the
+ * transport gets it: a body that the network cut, or that is not JSON,
+ * fails the request with invalid_response and its status (the transport
+ * would throw a bare fetch error, which reads as a lost connection). The end
+ * of a stream is told to the link, with the failure of its request if the
+ * response did not come (`onBodyEnd`).
+ *
  * @module
  */
 
 import { isObject, isRequestId, type JsonObject, type RequestId } from "../jsonrpc/message.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
+import { readJsonBody, TooLargeError } from "./bounded_body.ts";
 import type { SendMeta } from "./post_transport.ts";
 import { sendWithChallenges, type TokenSource } from "./token_source.ts";
-import { transportSight } from "./transport_failure.ts";
+import { STREAM_ENDED, transportSight } from "./transport_failure.ts";
 
 /** Options of {@linkcode boundedFetch}. */
 export interface BoundedFetchOptions {
@@ -23,10 +31,16 @@ export interface BoundedFetchOptions {
   /** The sign-in; without it a 401 or 403 goes to the transport. */
   readonly tokenSource?: TokenSource;
   /**
-   * The body of the response to the request `id` ended (`failure`
-   * undefined), or failed: over the limit, or cut off.
+   * The body of the response to the request `id` (a stream) ended
+   * (`failure` undefined), or failed: over the limit, or cut off.
+   * `unanswered` is the failure of the request when the end came without its
+   * response (the status, and what the transport saw).
    */
-  readonly onBodyEnd?: (id: RequestId, failure: UpstreamFailure | undefined) => void;
+  readonly onBodyEnd?: (
+    id: RequestId,
+    failure: UpstreamFailure | undefined,
+    unanswered: UpstreamFailure,
+  ) => void;
   /**
    * A signal that aborts when the request `id` is cancelled (its time limit,
    * or the client): its fetch stops, and the send policy sends nothing more.
@@ -124,8 +138,57 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
       if (token !== undefined) headers.set("authorization", token);
       return inner(url, { ...init, headers, signal }, meta);
     });
+    if (request && mediaTypeOf(response.headers.get("content-type")) === "application/json") {
+      const { status } = response;
+      // Once the transport has the message, the request fails without its response.
+      const parsed = () =>
+        options.onBodyEnd?.(
+          request.id,
+          undefined,
+          new UpstreamFailure("invalid_response", { status }),
+        );
+      return await wholeJson(response, limit, parsed);
+    }
     return bounded(response, request?.id, limit, options.onBodyEnd);
   };
+}
+
+/**
+ * The JSON body of the response to a request, read whole within `limit`: a
+ * new response of its bytes, or an invalid_response with the status when the
+ * body is over the limit or cut (with what the transport saw). Its `json()`
+ * (the transport's one read of it) fails so too for a body that is not JSON:
+ * the bytes are parsed once, by the transport. `parsed` is called when it
+ * parsed them.
+ */
+async function wholeJson(
+  response: Response,
+  limit: number,
+  parsed: () => void,
+): Promise<Response> {
+  const { status } = response;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readJsonBody(response, limit);
+  } catch (error) {
+    if (error instanceof TooLargeError) throw new UpstreamFailure("invalid_response", { status });
+    const transport = transportSight(error).words;
+    throw new UpstreamFailure("invalid_response", { status, transport });
+  }
+  const whole = new Response(bytes as Uint8Array<ArrayBuffer>, {
+    status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+  const json = whole.json.bind(whole);
+  whole.json = () =>
+    json().then((value) => {
+      parsed();
+      return value;
+    }, () => {
+      throw new UpstreamFailure("invalid_response", { status });
+    });
+  return whole;
 }
 
 function bounded(
@@ -155,7 +218,14 @@ function bounded(
           status,
           transport: transportSight(error).words,
         });
-      onBodyEnd(id, failed);
+      onBodyEnd(
+        id,
+        failed,
+        new UpstreamFailure(kind === "json" ? "invalid_response" : "transport_failed", {
+          status,
+          ...(kind === "sse" && { transport: STREAM_ENDED }),
+        }),
+      );
     })
     : out;
   return new Response(watched, {

@@ -32,8 +32,8 @@
  * close, a cancellation, a time limit), also after a garbage collection
  * (`signal_body.ts`: Deno's fetch alone may lose that abort).
  *
- * Redirects are left to the link, which follows them only within the
- * origin.
+ * Redirects are not followed by fetch: {@linkcode postWithinOrigin} follows
+ * them only within the origin.
  *
  * @module
  */
@@ -50,6 +50,10 @@ export interface SendMeta {
   readonly repeatable?: boolean;
   /** Its JSON-RPC method, for a debug line; no URL. */
   readonly label?: string;
+  /** The link's one resend of a request whose response was cut (`SendOnceOptions.again`). */
+  readonly again?: boolean;
+  /** Told when the policy sends the request once more. */
+  readonly onResend?: () => void;
 }
 
 /** One POST: its header fields (without Host and Content-Length), its body and its signal. */
@@ -173,6 +177,8 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
       },
       ...(meta.repeatable && { repeatable: true }),
       ...(meta.label !== undefined && { label: meta.label }),
+      ...(meta.again && { again: true }),
+      ...(meta.onResend && { onResend: meta.onResend }),
       ...(options.debug && { debug: options.debug }),
     });
   };
@@ -213,4 +219,50 @@ export function fetchTransport(options: FetchTransportOptions = {}): PostTranspo
       }, init),
     close: () => link.close(),
   };
+}
+
+/** How many redirects within the origin one POST follows. */
+const MAX_REDIRECTS = 3;
+
+/**
+ * One POST of the HTTP link to `url` that follows a 307 or 308 to the same
+ * origin (as the SDK v2 client does by default), at most
+ * {@linkcode MAX_REDIRECTS} times. A redirect to another origin is not
+ * followed: it would carry the headers of the user and the token there. Its
+ * 3xx fails the request with its status.
+ *
+ * @example
+ * ```ts
+ * import { postWithinOrigin, type PostTransport } from "./post_transport.ts";
+ * const transport: PostTransport = {
+ *   post: () => Promise.resolve(new Response("{}", { status: 200 })),
+ *   close: () => {},
+ * };
+ * const url = new URL("http://127.0.0.1/mcp");
+ * const init = { headers: [], body: "{}", signal: new AbortController().signal };
+ * const response = await postWithinOrigin(transport, url, init);
+ * if (response.status !== 200) throw new Error();
+ * ```
+ */
+export async function postWithinOrigin(
+  transport: PostTransport,
+  url: URL,
+  init: PostInit,
+): Promise<Response> {
+  let target = url;
+  for (let hop = 0;; hop++) {
+    const response = await transport.post(target, init);
+    if ((response.status !== 307 && response.status !== 308) || hop >= MAX_REDIRECTS) {
+      return response;
+    }
+    let next: URL;
+    try {
+      next = new URL(response.headers.get("location") ?? "", target);
+    } catch {
+      return response;
+    }
+    if (next.origin !== url.origin) return response;
+    await response.body?.cancel().catch(() => {});
+    target = next;
+  }
 }

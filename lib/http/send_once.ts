@@ -44,6 +44,12 @@
  * have run is thrown to the caller, which fails the request once with its
  * cause.
  *
+ * **After the head of a response** the policy sees nothing: the HTTP link
+ * itself sends a repeatable request once more when the network cut the body
+ * of its response before the response message (`upstream/http.ts`), unless
+ * the policy sent it once more already ({@linkcode SendOnceOptions.onResend}).
+ * That send goes `again`: it is the one resend, and its body is a stream.
+ *
  * @module
  */
 
@@ -140,6 +146,15 @@ export interface SendOnceOptions {
    * the request was read as one); it does not count as the one resend.
    */
   readonly fallback?: (error: unknown) => boolean;
+  /**
+   * This send is the request's one resend already (the link sends a
+   * repeatable request again after its response was cut, `upstream/http.ts`):
+   * the policy adds none, the body goes as a stream (fetch sends it once), and
+   * over HTTP/1.1 it takes a connection of its own.
+   */
+  readonly again?: boolean;
+  /** Told when the policy sends the request once more (the link then adds no send of its own). */
+  readonly onResend?: () => void;
   /** What the request is, for the debug line of a resend (its JSON-RPC method); no URL. */
   readonly label?: string;
   /** A debug line (it names no URL). */
@@ -180,13 +195,13 @@ export async function sendOnce(
   const bytes = IDEMPOTENT.has(method) && body === null ? undefined : await bodyBytes(body);
   const repeatable = options.repeatable === true;
   const headers = bytes?.type ? withContentType(init.headers, bytes.type) : init.headers;
-  let resent = false;
+  let resent = options.again === true;
   for (;;) {
     /** The body of this attempt went as bytes. */
     let cloned = false;
     const build = (cloneable: boolean): RequestInit => {
       if (bytes === undefined) return init;
-      cloned = cloneable && repeatable;
+      cloned = cloneable && repeatable && options.again !== true;
       return {
         ...init,
         ...(headers && { headers }),
@@ -202,6 +217,7 @@ export async function sendOnce(
       const sight = transportSight(error);
       if (resent || !mayResend(sight, repeatable, cloned)) throw error;
       resent = true;
+      options.onResend?.();
       options.debug?.(`${options.label ?? "a request"}: sent once more after ${sight.words}`);
     }
   }

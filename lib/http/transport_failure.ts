@@ -10,7 +10,9 @@
  * GOAWAY's error, `connection error received: <reason>`; RST_STREAM is
  * `stream error received: <reason>`; a connection that closes under a
  * stream is a broken pipe), hyper's `connection closed before message
- * completed` (HTTP/1.1) and the OS's `Connection reset by peer`.
+ * completed` (HTTP/1.1), its `error reading a body from connection` (the
+ * body of a response cut after its head) and the OS's `Connection reset by
+ * peer`.
  *
  * A fetch error's message names the URL (`error sending request for url
  * (...)`): only a {@linkcode TransportSight}'s fixed words leave this
@@ -37,6 +39,11 @@ export type SightKind =
   | "closed"
   /** The connection was reset (TCP RST). */
   | "reset"
+  /**
+   * The body of a response failed after its head (hyper's `error reading a
+   * body from connection`, whose cause Deno drops: a close or a reset).
+   */
+  | "body"
   /** Any other failure of the transport. */
   | "other";
 
@@ -48,6 +55,12 @@ export interface TransportSight {
   /** One short phrase for the log line: no URL, no header, no text of the error. */
   readonly words: string;
 }
+
+/**
+ * What the transport saw of a stream (an SSE body) that ended, without a
+ * failure, before the response message of its request.
+ */
+export const STREAM_ENDED = "the stream ended before its response";
 
 /** The HTTP/2 error codes (RFC 9113 §7) by the description that the h2 crate prints. */
 const H2_CODES: Readonly<Record<string, string>> = {
@@ -153,6 +166,9 @@ export function transportSight(error: unknown): TransportSight {
   }
   if (/broken pipe|close_notify|unexpected eof|connection closed/i.test(text)) {
     return { kind: "closed", words: "the connection closed before the response" };
+  }
+  if (text.includes("error reading a body from connection")) {
+    return { kind: "body", words: "the connection failed during the body of the response" };
   }
   return { kind: "other", words: "the transport failed" };
 }

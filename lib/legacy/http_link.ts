@@ -159,7 +159,7 @@ class LegacyHttpLink implements UpstreamLink {
       fetch: options.fetch ?? ((url, init, meta) => this.#http.fetch(url, init, meta)),
       repeatable: (request) => isRepeatable(request, hints),
       cancelled: (id) => this.#open.signal(id),
-      onBodyEnd: (id, failure) => this.#bodyEnd(id, failure),
+      onBodyEnd: (id, failure, unanswered) => this.#bodyEnd(id, failure, unanswered),
     });
     this.#transport = this.#newTransport();
   }
@@ -279,12 +279,12 @@ class LegacyHttpLink implements UpstreamLink {
     void this.#deliver({ kind: "failed", id, failure });
   }
 
-  /** The body of a request's response ended: without its response, the request fails. */
-  #bodyEnd(id: RequestId, failure: UpstreamFailure | undefined): void {
+  /** The body of a response ended: without its response, the request fails with `unanswered`. */
+  #bodyEnd(id: RequestId, failure: UpstreamFailure | undefined, unanswered: UpstreamFailure): void {
     if (this.#own.bodyEnd(id, failure, BODY_END_GRACE_MS)) return;
     if (failure) return this.#fail(id, failure);
     setTimeout(() => {
-      if (this.#open.has(id)) this.#fail(id, new UpstreamFailure("transport_failed"));
+      if (this.#open.has(id)) this.#fail(id, unanswered);
     }, BODY_END_GRACE_MS);
   }
 

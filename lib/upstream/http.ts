@@ -20,7 +20,9 @@
  * transport (`http/post_transport.ts`, `http/send_once.ts`): a request whose
  * bytes may have reached the server gets the failure of its cause, unless
  * it is repeatable (`http/repeatable.ts`: by its method, or by the hints of
- * its tool in the last tools/list, which the link keeps). The POSTs of
+ * its tool in the last tools/list, which the link keeps): such a request
+ * goes once more also when the network cuts the body of its response before
+ * the response message (the link's own resend). The POSTs of
  * answers and notifications are bounded ({@linkcode MAX_OWN_POSTS}), so a
  * flood of server requests on a stream cannot open a connection each.
  *
@@ -43,11 +45,20 @@ import { mirroredHeaders, ToolHeaders } from "./http_headers.ts";
 import type { FrameSink, LinkEnd, UpstreamFrame, UpstreamLink, UrlPrompt } from "./link.ts";
 import { untilAborted } from "../jsonrpc/abortable.ts";
 import { PostLimiter } from "../http/post_limiter.ts";
-import { fetchTransport, type PostTransport, type SendMeta } from "../http/post_transport.ts";
-import { isResponseOf, readOwnResponse, readRequestResponse } from "./http_response.ts";
-import { TooLargeError } from "../http/bounded_body.ts";
+import {
+  fetchTransport,
+  type PostTransport,
+  postWithinOrigin,
+  type SendMeta,
+} from "../http/post_transport.ts";
+import {
+  bodyCut,
+  isResponseOf,
+  readOwnResponse,
+  readRequestResponse,
+  requestFailure,
+} from "./http_response.ts";
 import { isRepeatable, ToolHints } from "../http/repeatable.ts";
-import { transportSight } from "../http/transport_failure.ts";
 import { sendWithChallenges, type TokenSource } from "../http/token_source.ts";
 
 /** Options of {@linkcode createHttpLink}. */
@@ -78,8 +89,6 @@ export interface HttpLinkOptions {
 
 /** How long the close waits for the notifications in flight (a cancellation). */
 const CLOSE_GRACE_MS = 250;
-/** How many redirects within the origin one POST follows. */
-const MAX_REDIRECTS = 3;
 /**
  * The POSTs of answers and notifications in flight at once: over HTTP/1.1
  * each is a connection. A flood of server requests waits for them.
@@ -91,6 +100,18 @@ export const OWN_POST_MS = 30_000;
 /** One request in flight: its fetch can be aborted. */
 interface Exchange {
   readonly controller: AbortController;
+}
+
+/** What a request saw of its exchange so far. */
+interface Seen {
+  /** The status of the last response whose head came. */
+  status?: number;
+  /** That response's body is being read: a failure now is a cut body (or an invalid one). */
+  reading: boolean;
+  /** The client got a message of the request (a progress, a log message, a request). */
+  delivered: boolean;
+  /** The send policy sent the request once more. */
+  resent: boolean;
 }
 
 class HttpLink implements UpstreamLink {
@@ -217,91 +238,92 @@ class HttpLink implements UpstreamLink {
     return headers;
   }
 
-  /** One POST, with the token of the token source and its answers to challenges. */
-  #post(message: JsonObject, body: string, signal: AbortSignal): Promise<Response> {
+  /**
+   * One POST, with the token of the token source and its answers to
+   * challenges; `extra`: the link's resend, and the callback of the policy's.
+   */
+  #post(
+    message: JsonObject,
+    body: string,
+    signal: AbortSignal,
+    extra: Pick<SendMeta, "again" | "onResend"> = {},
+  ): Promise<Response> {
     const meta = {
       repeatable: isRepeatable(message, this.#hints),
       label: typeof message.method === "string" ? message.method : "a message",
+      ...extra,
     };
     return sendWithChallenges(
       this.#o.tokenSource,
       signal,
-      (token) => this.#fetchWithinOrigin(this.#headers(message, token), body, signal, meta),
+      (token) =>
+        postWithinOrigin(this.#transport, this.#o.url, {
+          headers: this.#headers(message, token),
+          body,
+          signal,
+          ...meta,
+        }),
     );
   }
 
   /**
-   * One POST that follows a 307 or 308 to the same origin (as the SDK v2
-   * client does by default), at most a few times. A redirect to another
-   * origin is not followed: it would carry the headers of the user and the
-   * token there. Its 3xx fails the request with its status.
+   * One request: its POST and its response. A repeatable request whose
+   * response the network cut before its response message (`bodyCut`) goes
+   * once more, unless the send policy sent it once more already or the
+   * client got a message of it (a progress, a log message: a second run
+   * would repeat them); any other failure fails it once.
    */
-  async #fetchWithinOrigin(
-    headers: [string, string][],
-    body: string,
-    signal: AbortSignal,
-    meta: SendMeta,
-  ): Promise<Response> {
-    let url = this.#o.url;
-    for (let hop = 0;; hop++) {
-      const response = await this.#transport.post(url, { headers, body, signal, ...meta });
-      if ((response.status !== 307 && response.status !== 308) || hop >= MAX_REDIRECTS) {
-        return response;
-      }
-      let next: URL;
+  async #request(message: JsonObject, id: Json, exchange: Exchange): Promise<void> {
+    const { signal } = exchange.controller;
+    const body = JSON.stringify(message);
+    const repeatable = isRepeatable(message, this.#hints);
+    const seen: Seen = { reading: false, delivered: false, resent: false };
+    for (let again = false;; again = true) {
       try {
-        next = new URL(response.headers.get("location") ?? "", url);
-      } catch {
-        return response;
+        await this.#exchange(message, id, body, exchange, seen, again);
+        return;
+      } catch (error) {
+        if (signal.aborted || this.#closed) return;
+        const cut = seen.reading ? bodyCut(error) : undefined;
+        if (cut !== undefined && repeatable && !again && !seen.resent && !seen.delivered) {
+          this.#o.debug?.(`${message.method}: sent once more after ${cut}`);
+          continue;
+        }
+        const failure = requestFailure(error, seen.status);
+        await this.#deliver({ kind: "failed", id: id as RequestId, failure }, exchange);
+        return;
       }
-      if (next.origin !== this.#o.url.origin) return response;
-      await response.body?.cancel().catch(() => {});
-      url = next;
     }
   }
 
-  async #request(message: JsonObject, id: Json, exchange: Exchange): Promise<void> {
+  /** One POST of a request (`again`: the link's resend) and its response; `seen` keeps what came. */
+  async #exchange(
+    message: JsonObject,
+    id: Json,
+    body: string,
+    exchange: Exchange,
+    seen: Seen,
+    again: boolean,
+  ): Promise<void> {
     const { signal } = exchange.controller;
-    const fail = (failure: UpstreamFailure) =>
-      this.#deliver({ kind: "failed", id: id as RequestId, failure }, exchange);
-    // The status of the response, once its head is here: every failure after it names it.
-    let status: number | undefined;
-    try {
-      const body = JSON.stringify(message);
-      let response = await this.#post(message, body, signal);
-      status = response.status;
-      const mayRetry = message.method === "tools/call";
-      if (await this.#response(response, id, exchange, mayRetry) === "header_mismatch") {
-        // As the SDK v2 client: the server refused the call (400) for Mcp-Param
-        // headers that did not match the tool (a call before any tools/list, or
-        // after its declarations changed), so it did not run. List the tools
-        // again, then send the call once more.
-        await this.#refreshToolHeaders(message, signal).catch(() => {});
-        response = await this.#post(message, body, signal);
-        status = response.status;
-        await this.#response(response, id, exchange, false);
-      }
-    } catch (error) {
-      // The send policy decided on a second POST already: here a failure fails the request.
-      if (signal.aborted || this.#closed) return;
-      const facts = status === undefined ? {} : { status };
-      if (error instanceof UpstreamFailure) {
-        await fail(
-          error.status === undefined && status !== undefined && error.kind !== "sign_in"
-            ? new UpstreamFailure(error.kind, {
-              ...facts,
-              ...(error.error && { error: error.error }),
-              ...(error.transport !== undefined && { transport: error.transport }),
-            })
-            : error,
-        );
-      } else if (error instanceof TooLargeError) {
-        await fail(new UpstreamFailure("invalid_response", facts));
-      } else {
-        // A fetch that failed, or a body cut after its head: what the transport saw.
-        const transport = transportSight(error).words;
-        await fail(new UpstreamFailure("transport_failed", { ...facts, transport }));
-      }
+    const meta = { again, onResend: () => seen.resent = true };
+    seen.reading = false;
+    delete seen.status;
+    let response = await this.#post(message, body, signal, meta);
+    seen.status = response.status;
+    seen.reading = true;
+    const mayRetry = message.method === "tools/call";
+    if (await this.#response(response, id, exchange, seen, mayRetry) === "header_mismatch") {
+      // As the SDK v2 client: the server refused the call (400) for Mcp-Param
+      // headers that did not match the tool (a call before any tools/list, or
+      // after its declarations changed), so it did not run. List the tools
+      // again, then send the call once more.
+      seen.reading = false;
+      await this.#refreshToolHeaders(message, signal).catch(() => {});
+      response = await this.#post(message, body, signal, meta);
+      seen.status = response.status;
+      seen.reading = true;
+      await this.#response(response, id, exchange, seen, false);
     }
   }
 
@@ -313,6 +335,7 @@ class HttpLink implements UpstreamLink {
     response: Response,
     id: Json,
     exchange: Exchange,
+    seen: Seen,
     mayRetry: boolean,
   ): Promise<"done" | "header_mismatch"> {
     return readRequestResponse(response, {
@@ -320,6 +343,7 @@ class HttpLink implements UpstreamLink {
       limit: this.#o.maxResponseBytes,
       mayRetry,
       deliver: (message) => {
+        seen.delivered = true;
         this.#observe(id, message);
         return this.#deliver({ kind: "message", value: message, via: id as RequestId }, exchange);
       },

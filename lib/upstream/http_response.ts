@@ -18,6 +18,7 @@ import { type ErrorBody, UpstreamFailure } from "./failure.ts";
 import { HEADER_MISMATCH } from "./http_headers.ts";
 import { readBounded, readJsonBody, TooLargeError } from "../http/bounded_body.ts";
 import { readEvents } from "../http/sse.ts";
+import { STREAM_ENDED, transportSight } from "../http/transport_failure.ts";
 
 /** The bytes of an error body that are read for its message. */
 const ERROR_BODY_BYTES = 64 * 1024;
@@ -200,8 +201,66 @@ export async function readRequestResponse(
     }
   }
   // The stream ended before the response (a connection that dropped throws from the read).
-  throw new UpstreamFailure("transport_failed", {
-    transport: "the stream ended before its response",
+  throw new UpstreamFailure("transport_failed", { transport: STREAM_ENDED });
+}
+
+/**
+ * What the transport saw when the body of a response failed before the
+ * response message of its request came (`error` thrown by
+ * {@linkcode readRequestResponse} after the head): the connection cut it
+ * (closed, reset), or the stream ended without it. Undefined for every
+ * other failure of the exchange: an error status, a body that is not valid
+ * or over the limit, the sign-in. A repeatable request may go once more
+ * after such a cut (REMOTE.md, the HTTP link).
+ *
+ * @example
+ * ```ts
+ * import { bodyCut } from "./http_response.ts";
+ * const cut = bodyCut(new TypeError("error reading a body from connection"));
+ * if (cut !== "the connection failed during the body of the response") throw new Error(cut);
+ * ```
+ */
+export function bodyCut(error: unknown): string | undefined {
+  if (error instanceof UpstreamFailure) {
+    return error.kind === "transport_failed" && error.transport === STREAM_ENDED
+      ? STREAM_ENDED
+      : undefined;
+  }
+  if (error instanceof TooLargeError) return undefined;
+  return transportSight(error).words;
+}
+
+/**
+ * The failure of a request whose exchange threw `error`, with `status`, the
+ * status of its response once its head came (every failure after the head
+ * names it): a failure of the link's as it is, a body over the limit
+ * invalid_response, anything else (a fetch that failed, a body cut after its
+ * head) transport_failed with what the transport saw. It names no URL.
+ *
+ * @example
+ * ```ts
+ * import { requestFailure } from "./http_response.ts";
+ * const failure = requestFailure(new TypeError("error reading a body from connection"), 200);
+ * if (failure.kind !== "transport_failed" || failure.status !== 200) throw new Error();
+ * ```
+ */
+export function requestFailure(error: unknown, status: number | undefined): UpstreamFailure {
+  const facts = status === undefined ? {} : { status };
+  if (error instanceof UpstreamFailure) {
+    if (error.status !== undefined || status === undefined || error.kind === "sign_in") {
+      return error;
+    }
+    return new UpstreamFailure(error.kind, {
+      ...facts,
+      ...(error.error && { error: error.error }),
+      ...(error.detail !== undefined && { detail: error.detail }),
+      ...(error.transport !== undefined && { transport: error.transport }),
+    });
+  }
+  if (error instanceof TooLargeError) return new UpstreamFailure("invalid_response", facts);
+  return new UpstreamFailure("transport_failed", {
+    ...facts,
+    transport: transportSight(error).words,
   });
 }
 

@@ -51,17 +51,69 @@ Deno.test("legacy fetch: a JSON body over the limit fails at once, unread, with 
   ok(big.state.pulled <= 1);
   // A body that never ends: the read fails as soon as it passes the limit.
   const endless = body(["x".repeat(40), "y".repeat(40)], false);
-  const ends: unknown[] = [];
   const streamed = boundedFetch({
     maxResponseBytes: 50,
     fetch: serving(() =>
       new Response(endless.stream, { headers: { "content-type": "application/json" } })
     ),
-    onBodyEnd: (id, failure) => ends.push([id, failure?.kind]),
   });
-  const response = await streamed("http://127.0.0.1/", REQUEST);
-  await rejects(response.text(), (error) => error instanceof UpstreamFailure);
-  deepStrictEqual(ends, [[7, "invalid_response"]]);
+  await rejects(streamed("http://127.0.0.1/", REQUEST), (error) => {
+    ok(error instanceof UpstreamFailure);
+    deepStrictEqual([error.kind, error.status], ["invalid_response", 200]);
+    return true;
+  });
+});
+
+Deno.test("legacy fetch: a JSON body that the network cuts, or that is not JSON, is invalid_response with its status; a stream that ends tells the failure of a request without its response", async () => {
+  const cut = new ReadableStream<Uint8Array>({
+    start: (controller) => controller.enqueue(enc.encode('{"jsonrpc":"2.0",')),
+    pull: (controller) => controller.error(new TypeError("error reading a body from connection")),
+  });
+  const json = { headers: { "content-type": "application/json" } };
+  const cutFetch = boundedFetch({
+    maxResponseBytes: 1000,
+    fetch: serving(() => new Response(cut, json)),
+  });
+  await rejects(cutFetch("http://127.0.0.1/", REQUEST), (error) => {
+    ok(error instanceof UpstreamFailure);
+    deepStrictEqual([error.kind, error.status, error.transport], [
+      "invalid_response",
+      200,
+      "the connection failed during the body of the response",
+    ]);
+    return true;
+  });
+  const notJson = boundedFetch({
+    maxResponseBytes: 1000,
+    fetch: serving(() => new Response('{"jsonrpc":"2.0",', json)),
+  });
+  const response = await notJson("http://127.0.0.1/", REQUEST);
+  await rejects(response.json(), (error) => {
+    ok(error instanceof UpstreamFailure);
+    deepStrictEqual([error.kind, error.status], ["invalid_response", 200]);
+    return true;
+  });
+  // The link fails the request with `unanswered` when its response did not come.
+  const ends: unknown[] = [];
+  const stream = boundedFetch({
+    maxResponseBytes: 1000,
+    fetch: serving(() =>
+      new Response(body([": nothing\n\n"]).stream, {
+        status: 200,
+        headers: { "content-type": "text/event-stream" },
+      })
+    ),
+    onBodyEnd: (id, failure, unanswered) =>
+      ends.push([id, failure, unanswered.kind, unanswered.status, unanswered.transport]),
+  });
+  await (await stream("http://127.0.0.1/", REQUEST)).text();
+  deepStrictEqual(ends, [[
+    7,
+    undefined,
+    "transport_failed",
+    200,
+    "the stream ended before its response",
+  ]]);
 });
 
 Deno.test("legacy fetch: the limit of a stream is per event (LF, CRLF), not per body", async () => {

@@ -7,11 +7,11 @@
  * keeps its Content-Type and goes with a Content-Length.
  */
 
-import { deepStrictEqual, strictEqual } from "node:assert/strict";
+import { deepStrictEqual, rejects, strictEqual } from "node:assert/strict";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { linkFetch } from "../../lib/http/post_transport.ts";
-import { mayResend } from "../../lib/http/send_once.ts";
+import { type Attempt, mayResend, sendOnce } from "../../lib/http/send_once.ts";
 import { transportSight } from "../../lib/http/transport_failure.ts";
 import { startFaultProxy } from "../fixtures/fault_proxy.ts";
 import { serveHttp2 } from "../fixtures/http2_upstream.ts";
@@ -216,4 +216,30 @@ Deno.test("send once: the policy sends once more what provably did not run, and 
     strictEqual(mayResend(sight(message), true, true), bytes, `${message} (repeatable, bytes)`);
     strictEqual(mayResend(sight(message), true, false), stream, `${message} (repeatable, stream)`);
   }
+});
+
+Deno.test("send once: a send `again` (the link's resend after a cut response) is the one resend: its body is a stream and nothing follows; onResend hears of the policy's own", async () => {
+  // A connection closed under the stream: fetch never sends it again itself.
+  const closed = () =>
+    Promise.reject(
+      new TypeError("fetch failed", { cause: new Error("stream closed because of a broken pipe") }),
+    );
+  const tries: { resend: boolean; body: unknown }[] = [];
+  const attempt = (a: Attempt) => {
+    tries.push({ resend: a.resend, body: a.init(true).body });
+    return closed();
+  };
+  let told = 0;
+  const init = { method: "POST", body: "{}" };
+  await rejects(sendOnce(init, attempt, { repeatable: true, again: true, onResend: () => told++ }));
+  deepStrictEqual([tries.length, tries[0]!.resend, tries[0]!.body instanceof Blob, told], [
+    1,
+    true,
+    true,
+    0,
+  ]);
+  tries.length = 0;
+  await rejects(sendOnce(init, attempt, { repeatable: true, onResend: () => told++ }));
+  deepStrictEqual(tries.map((t) => t.resend), [false, true]);
+  strictEqual(told, 1);
 });

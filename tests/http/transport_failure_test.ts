@@ -92,6 +92,14 @@ Deno.test("transportSight: each failure's kind, HTTP/2 code and words, never the
       "the proxy refused the tunnel",
       false,
     ],
+    // The body of a 200 that the connection cut (closed or reset: Deno keeps no cause).
+    [
+      "error reading a body from connection",
+      "body",
+      undefined,
+      "the connection failed during the body of the response",
+      false,
+    ],
     ["something new", "other", undefined, "the transport failed", false],
   ];
   for (const [text, kind, code, words, unprocessed] of rows) {

@@ -122,6 +122,45 @@ for (const hinted of [true, false]) {
   });
 }
 
+Deno.test("http resend: over HTTP/2, a 200 whose stream ends after its head without the response (the server's session ends): the list and the calls of read-only and idempotent tools go once more, another call fails once; each line in the log", async () => {
+  await using server = await serveFaults(tls, firstAttempts("cut_after_head"));
+  await using bridge = new InProcessBridge(
+    ["--ca-file", certificates.caFile, "--log-level", "debug"],
+    server.url,
+  );
+  await bridge.initialize();
+  await bridge.request(1, "tools/list", {});
+  strictEqual(((await bridge.response(1)).result as { tools: unknown[] }).tools.length, 3);
+  const calls = [["read", "r"], ["same", "s"], ["write", "w"]] as const;
+  const answers: Obj[] = [];
+  // One at a time: the cut ends the whole connection.
+  for (const [n, [name, id]] of calls.entries()) {
+    await bridge.request(n + 2, "tools/call", { name, arguments: { id } });
+    answers.push(await bridge.response(n + 2));
+  }
+  deepStrictEqual(answers.slice(0, 2).map(textOf), ["r", "s"]);
+  deepStrictEqual((answers[2]!.error as { data?: unknown }).data, {
+    cause: "transport_failed",
+    detail: "HTTP status 200",
+  });
+  deepStrictEqual([...server.runs], [["r", 2], ["s", 2], ["w", 1]]);
+  // Deno's fetch reads the end of the destroyed session as the end of the stream.
+  const ended = "the stream ended before its response";
+  const lines = (text: string) =>
+    bridge.logs.filter((line) => line.includes(text)).map((line) =>
+      line.slice(line.indexOf("] ") + 2).trimEnd()
+    );
+  deepStrictEqual(lines("failed:"), [
+    `warn: tools/call (request 4) failed: transport_failed: HTTP status 200 [${ended}]`,
+  ]);
+  deepStrictEqual(lines("sent once more"), [
+    `debug: tools/list: sent once more after ${ended}`,
+    `debug: tools/call: sent once more after ${ended}`,
+    `debug: tools/call: sent once more after ${ended}`,
+  ]);
+  ok(!bridge.stderr.includes(server.url) && !bridge.stderr.includes("/mcp"), bridge.stderr);
+});
+
 for (const hinted of [true, false]) {
   Deno.test(`http resend, --protocol auto with a 2025-11-25 server: after a reset of a stream that ran, ${hinted ? "the call of a read-only tool goes once more, another fails once" : "--no-hinted-resend: no call goes once more"}`, async () => {
     await using server = await serveFaults(tls, firstAttempts("reset_after_run"), true);

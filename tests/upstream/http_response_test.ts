@@ -14,9 +14,15 @@
  * header values.
  */
 
-import { errorMessageOf, isResponseOf } from "../../lib/upstream/http_response.ts";
+import {
+  bodyCut,
+  errorMessageOf,
+  isResponseOf,
+  requestFailure,
+} from "../../lib/upstream/http_response.ts";
+import { TooLargeError } from "../../lib/http/bounded_body.ts";
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import type { UpstreamFailure } from "../../lib/upstream/failure.ts";
+import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import type { UpstreamFrame } from "../../lib/upstream/link.ts";
 import { json, serveMcp, sse } from "../fixtures/http_raw.ts";
 import { serveSdk } from "../fixtures/http_upstream.ts";
@@ -364,4 +370,40 @@ Deno.test("isResponseOf: a response of its own id only", () => {
 Deno.test("errorMessageOf: the message of an error body on one line", () => {
   const error = { jsonrpc: "2.0", id: null, error: { code: -32000, message: "Bad\nsession" } };
   strictEqual(errorMessageOf(error), "Bad session");
+});
+
+Deno.test("bodyCut: a body that the connection cut or a stream that ended is a cut; a status, a body not valid or too large, the sign-in are not", () => {
+  const ended = new UpstreamFailure("transport_failed", {
+    transport: "the stream ended before its response",
+  });
+  deepStrictEqual(
+    [
+      bodyCut(new TypeError("error reading a body from connection")),
+      bodyCut(ended),
+      bodyCut(new UpstreamFailure("invalid_response")),
+      bodyCut(new UpstreamFailure("transport_failed", { status: 502 })),
+      bodyCut(new UpstreamFailure("sign_in", { status: 401 })),
+      bodyCut(new TooLargeError(10)),
+    ],
+    [
+      "the connection failed during the body of the response",
+      "the stream ended before its response",
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ],
+  );
+  // The failure names the status of the head, and what the transport saw.
+  const cut = requestFailure(new TypeError("error reading a body from connection"), 200);
+  deepStrictEqual([cut.kind, cut.status, cut.transport], [
+    "transport_failed",
+    200,
+    "the connection failed during the body of the response",
+  ]);
+  const over = requestFailure(new TooLargeError(10), 200);
+  deepStrictEqual([over.kind, over.status], ["invalid_response", 200]);
+  const withStatus = requestFailure(ended, 200);
+  deepStrictEqual([withStatus.status, withStatus.transport], [200, ended.transport]);
+  strictEqual(requestFailure(new TypeError("fetch failed"), undefined).status, undefined);
 });

@@ -40,6 +40,7 @@
 
 import { DEFAULT_LIMITS } from "../settings/limits.ts";
 import { refusalAware } from "./proxy_refusal.ts";
+import { Http1Slots } from "./http1_slots.ts";
 import { sendOnce } from "./send_once.ts";
 import { bodyStopsWith } from "./signal_body.ts";
 import { causeText } from "./transport_failure.ts";
@@ -128,7 +129,6 @@ export interface LinkFetch {
 export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
   const caCerts = options.caCerts && { caCerts: [...options.caCerts] };
   let http2: Deno.HttpClient | undefined;
-  let http1: Deno.HttpClient | undefined;
   let fresh: Deno.HttpClient | undefined;
   /** The server refused HTTP/2: every later request goes over HTTP/1.1. */
   let http1Only = false;
@@ -136,8 +136,19 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
   let http2Spoken = false;
   let closed = false;
   const poolIdleTimeout = options.poolIdleMs ?? DEFAULT_LIMITS.http_pool_idle_ms;
-  const http1Client = () =>
-    http1 ??= Deno.createHttpClient({ ...caCerts, http1: true, http2: false, poolIdleTimeout });
+  // Over HTTP/1.1 each request in flight has a client of its own with at most one connection
+  // (http1_slots.ts): a request never opens a connection that another one's return makes useless.
+  const http1 = new Http1Slots(
+    () =>
+      Deno.createHttpClient({
+        ...caCerts,
+        http1: true,
+        http2: false,
+        poolIdleTimeout,
+        poolMaxIdlePerHost: 1,
+      }),
+    poolIdleTimeout,
+  );
   /**
    * The client of the policy's resend over HTTP/1.1: a connection of its own,
    * never reused. The connection that failed may not be the only one that
@@ -158,13 +169,25 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
       if (!overHttp2) {
         // Over HTTP/1.1 a body never goes as bytes: fetch's own resend could take another
         // connection that its server is closing, and the policy's could not follow it.
-        const client = attempt.resend ? freshClient() : http1Client();
-        return await fetch(url, { ...attempt.init(false), client });
+        if (attempt.resend) {
+          const response = await fetch(url, { ...attempt.init(false), client: freshClient() });
+          return bodyStopsWith(response, init.signal);
+        }
+        const slot = http1.take();
+        try {
+          const response = await fetch(url, { ...attempt.init(false), client: slot.client });
+          // The slot serves another request once this body has ended (read, cancelled, stopped).
+          return bodyStopsWith(response, init.signal, slot.release);
+        } catch (error) {
+          slot.release();
+          throw error;
+        }
       }
       http2 ??= Deno.createHttpClient({ ...caCerts, http1: false, http2: true });
       const response = await fetch(url, { ...attempt.init(true), client: http2 });
       http2Spoken = true;
-      return response;
+      // The signal ends the body too, after a garbage collection (signal_body.ts).
+      return bodyStopsWith(response, init.signal);
     }, {
       // Before any answer over HTTP/2, a server that does not speak it: no byte of a
       // request of ours was read as one, so it goes once over HTTP/1.1.
@@ -185,17 +208,13 @@ export function linkFetch(options: FetchTransportOptions = {}): LinkFetch {
   const refused = options.refused;
   const sendSaid = refused ? refusalAware(send, refused) : send;
   return {
-    // The signal ends the body too, after a garbage collection (signal_body.ts).
-    fetch: async (input, init, meta = {}) =>
-      bodyStopsWith(
-        await sendSaid(input instanceof URL ? input : new URL(input), init, meta),
-        init.signal,
-      ),
+    fetch: (input, init, meta = {}) =>
+      sendSaid(input instanceof URL ? input : new URL(input), init, meta),
     close: () => {
       if (closed) return;
       closed = true;
       http2?.close();
-      http1?.close();
+      http1.close();
       fresh?.close();
     },
   };

@@ -44,14 +44,19 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 export function bodyStopsWith(
   response: Response,
   signal: AbortSignal | null | undefined,
+  onEnd?: () => void,
 ): Response {
   const body = response.body;
-  if (!signal || body === null || NULL_BODY.has(response.status) || response.status < 200) {
+  if (body === null || NULL_BODY.has(response.status) || response.status < 200) {
+    onEnd?.();
     return response;
   }
-  const stopped = body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal });
-  // The pipe rejects when the signal aborts; the reader of `stopped` gets that error.
-  return new Response(stopped, {
+  if (!signal && !onEnd) return response;
+  const pass = new TransformStream<Uint8Array, Uint8Array>();
+  // The pipe rejects when the signal aborts; the reader of the body gets that error.
+  const piped = body.pipeTo(pass.writable, signal ? { signal } : {});
+  piped.catch(() => {}).finally(() => onEnd?.());
+  return new Response(pass.readable, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,

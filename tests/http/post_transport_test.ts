@@ -18,6 +18,7 @@ import { InProcessBridge } from "../frontend/in_process.ts";
 import { errorOf } from "../upstream/http_link_helpers.ts";
 import { makeCertificates } from "../fixtures/http_tls.ts";
 import { DISCOVER_RESULT, jsonResponse, serveTcp } from "../fixtures/raw_tcp.ts";
+import { startDelayProxy } from "../fixtures/delay_proxy.ts";
 import { waitFor } from "../wait.ts";
 
 const certificates = await makeCertificates();
@@ -171,5 +172,52 @@ Deno.test("http/1.1: connections are kept alive, one per request in flight, and 
     strictEqual(server.accepted(), open + 1);
   } finally {
     link.close();
+  }
+});
+
+Deno.test("http/1.1: 64 requests in flight through a 20 ms round trip open 64 connections, none unused", async () => {
+  // One HttpClient for every request opened up to 118 connections here, half never used: a
+  // request that starts a connection keeps waiting for it while another one's comes back.
+  const served: number[] = [];
+  await using server = serveTcp(async (conn) => {
+    const id = served.push(0) - 1;
+    for (;;) {
+      const request = await conn.read();
+      if (!request) return;
+      if (request.head.startsWith("PRI * HTTP/2.0")) {
+        await conn.write("HTTP/1.1 505 HTTP Version Not Supported\r\ncontent-length: 0\r\n\r\n");
+        return;
+      }
+      served[id]!++;
+      await conn.write(jsonResponse({ ok: true }));
+    }
+  }, { cert: certificates.cert, key: certificates.key });
+  const proxy = startDelayProxy(Number(new URL(server.url).port), 10);
+  const url = `https://127.0.0.1:${proxy.port}/mcp`;
+  const link = linkFetch({
+    caCerts: [await Deno.readTextFile(certificates.caFile)],
+    poolIdleMs: 300,
+  });
+  const post = async () => await (await link.fetch(url, { method: "POST", body: "{}" })).json();
+  try {
+    await post(); // HTTP/2 refused: HTTP/1.1 from then on
+    for (let round = 0; round < 3; round++) {
+      await sleep(500); // every connection idled out: the run opens its own
+      const before = served.length;
+      let next = 0;
+      await Promise.all(Array.from({ length: 64 }, async () => {
+        while (next++ < 600) await post();
+      }));
+      await sleep(200); // a connection still being made has come
+      const opened = served.slice(before);
+      deepStrictEqual(
+        { opened: opened.length, unused: opened.filter((n) => n === 0).length },
+        { opened: 64, unused: 0 },
+        `round ${round}`,
+      );
+    }
+  } finally {
+    link.close();
+    proxy.close();
   }
 });

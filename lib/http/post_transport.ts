@@ -13,8 +13,8 @@
  *   sent, so the POST goes once over HTTP/1.1), or that chooses no protocol
  *   and answers the HTTP/2 preface as HTTP/1.1 (before any answer over
  *   HTTP/2: the server read no request of ours). Connections are kept alive
- *   and reused, one per request in flight (hyper's pool opens a connection
- *   when none is idle), and an idle one is dropped after the limit
+ *   and reused, one per request in flight: each request has a client of its
+ *   own until its body ends (`http1_slots.ts`), and an idle one is dropped after the limit
  *   `http_pool_idle_ms` (1.5 s): below the keep-alive time of the servers
  *   that close soonest, so that the bridge does not send a request on a
  *   connection at the moment its server closes it (the request would fail

@@ -14,10 +14,10 @@
  *   and answers the HTTP/2 preface as HTTP/1.1 (before any answer over
  *   HTTP/2: the server read no request of ours). Connections are kept alive
  *   and reused, one per request in flight: each request has a client of its
- *   own until its body ends (`http1_slots.ts`), and an idle one is dropped after the limit
- *   `http_pool_idle_ms` (1.5 s): below the keep-alive time of the servers
- *   that close soonest, so that the bridge does not send a request on a
- *   connection at the moment its server closes it (the request would fail
+ *   own until its body ends (`http1_slots.ts`), and an idle one is dropped
+ *   after the limit `http_pool_idle_ms` (1.5 s): below the keep-alive time of
+ *   the servers that close soonest, so that the bridge does not send a
+ *   request on a connection at the moment its server closes it (the request would fail
  *   before any byte of a response, as after a crash of a server that ran
  *   it: it is not sent again, where a fresh connection would have carried
  *   it). Every body goes as a stream over HTTP/1.1, and the policy's one

@@ -1,0 +1,110 @@
+/**
+ * `--protocol auto`'s Output channel (issue 36): with an upstream server of
+ * revision 2025-11-25 (the pass-through), each failed request whose message
+ * sends the user to the Output channel has its line, with the method, the
+ * id, the cause and what the transport saw; never the URL, a header, a token
+ * or a body of the server. Over stdio (`legacy_raw_server.ts`) and over
+ * HTTP (`legacy_http_server.ts`), through the real start-up of the bridge
+ * in process. Over HTTP there is no process: no upstream_exited; a link
+ * that the server closes is a transport failure there.
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { serveLegacy } from "../fixtures/legacy_http_server.ts";
+import { InProcessBridge } from "../frontend/in_process.ts";
+import { DENO, ROOT } from "../process/helpers.ts";
+
+const LEGACY_RAW = [DENO, "run", "-A", `${ROOT}tests/fixtures/legacy_raw_server.ts`];
+
+/** A call, the cause of its error, and what follows the cause on its line (a prefix). */
+interface Case {
+  readonly name: string;
+  readonly cause: string;
+  readonly rest: string;
+}
+
+/** Calls each tool of `cases` in order; each fails with its cause and has its one line. */
+async function eachHasItsLine(bridge: InProcessBridge, cases: readonly Case[]): Promise<void> {
+  for (const { name, cause, rest } of cases) {
+    await bridge.request(name, "tools/call", { name, arguments: {} });
+    const error = (await bridge.response(name)).error as { data?: { cause?: string } };
+    strictEqual(error.data?.cause, cause, name);
+    const mine = bridge.logs.filter((line) => line.includes(`(request "${name}") failed`));
+    strictEqual(mine.length, 1, `${name}:\n${bridge.stderr}`);
+    const head = `[mcp-bridge-vscode] warn: tools/call (request "${name}") failed: ${cause}`;
+    ok(mine[0]!.startsWith(head + rest), `${name}: ${mine[0]}`);
+  }
+}
+
+Deno.test("--protocol auto over stdio: each failure that names the Output channel has its line: an error without an error object, a response without a result, a line that is not JSON, a time limit, a child that exits, a request after it", async () => {
+  await using bridge = new InProcessBridge(["--protocol", "auto"], LEGACY_RAW, {
+    limits: { long_round_timeout_ms: 300 },
+  });
+  await bridge.initialize();
+  await eachHasItsLine(bridge, [
+    { name: "bad_error", cause: "rpc", rest: "\n" },
+    { name: "no_result", cause: "invalid_response", rest: "\n" },
+    { name: "not_json", cause: "invalid_response", rest: "\n" },
+    { name: "slow", cause: "timeout", rest: ": method: tools/call, limit: 300 ms\n" },
+    { name: "die", cause: "upstream_exited", rest: "\n" },
+    { name: "after", cause: "upstream_exited", rest: "\n" },
+  ]);
+});
+
+const enc = new TextEncoder();
+const SECRET = "tok-5ecret-77";
+
+Deno.test("--protocol auto over HTTP: each failure that names the Output channel has its line, with what the transport saw: a body that is not JSON, a time limit, a body cut, a status, a server that went away; never the URL, a header or a body", async () => {
+  const stream = (start: (c: ReadableStreamDefaultController<Uint8Array>) => void) =>
+    new Response(new ReadableStream<Uint8Array>({ start }), {
+      headers: { "content-type": "text/event-stream" },
+    });
+  const json = (body: string) =>
+    new Response(body, { headers: { "content-type": "application/json" } });
+  const server = serveLegacy({
+    tool: (name) => {
+      switch (name) {
+        case "not_json":
+          return json(`not json ${SECRET}`);
+        case "slow":
+          // A stream that sends nothing: the bridge cancels it at the limit.
+          return stream(() => {});
+        case "cut":
+          return stream((c) => {
+            c.enqueue(enc.encode(": open\n\n"));
+            setTimeout(() => c.error(new Error("cut")), 20);
+          });
+      }
+      return undefined;
+    },
+  });
+  try {
+    await using bridge = new InProcessBridge(
+      ["--protocol", "auto", "--allow-http", "--header-env", "Authorization=AUTH"],
+      server.url,
+      { limits: { long_round_timeout_ms: 300 }, env: { AUTH: `Bearer ${SECRET}` } },
+    );
+    await bridge.initialize();
+    await eachHasItsLine(bridge, [
+      { name: "not_json", cause: "invalid_response", rest: ": HTTP status 200\n" },
+      { name: "slow", cause: "timeout", rest: ": method: tools/call, limit: 300 ms\n" },
+      {
+        name: "cut",
+        cause: "transport_failed",
+        rest: ": HTTP status 200 [the connection failed during the body of the response]\n",
+      },
+      // The server's body of the 500 ("upstream body s3cret") stays out.
+      { name: "fail", cause: "transport_failed", rest: ": HTTP status 500\n" },
+    ]);
+    await server.close();
+    // The server went away: the next call finds no connection.
+    await eachHasItsLine(bridge, [{ name: "away", cause: "transport_failed", rest: " [" }]);
+    const lines = bridge.logs.filter((line) => line.includes(" failed: "));
+    deepStrictEqual(lines.length, 5, bridge.stderr);
+    for (const secret of [SECRET, "s3cret", server.url, `:${server.port}`]) {
+      ok(!bridge.stderr.includes(secret), `${secret} in the log:\n${bridge.stderr}`);
+    }
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,87 @@
+/**
+ * `serve`'s Output channel (issue 36): each failed request of a session
+ * whose message sends the user to the Output channel has its line in the
+ * log of `serve`, naming the session, the method, the id and the cause
+ * ("session #1: tools/call (request 2) failed: upstream_exited"), and
+ * never what the upstream child wrote on its stderr. The upstream is a child
+ * on stdio (`raw_server.ts`), shared by the sessions; the failures of the
+ * HTTP links are the same lines of the same front end
+ * (tests/process/http_cut_body_test.ts, tests/upstream/http_resend_test.ts).
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { RAW_SERVER } from "./helpers.ts";
+import { ServeProcess } from "./serve_helpers.ts";
+import { waitFor } from "../wait.ts";
+
+const HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
+
+/** Each call in order: its tool (and arguments), the cause of its error, and the rest of its line. */
+const CASES = [
+  { name: "bad_error", cause: "rpc", rest: "" },
+  { name: "no_result", cause: "invalid_response", rest: "" },
+  { name: "long", cause: "invalid_response", rest: "" },
+  { name: "silent", cause: "timeout", rest: ": method: tools/call, limit: 300 ms" },
+  {
+    name: "ask",
+    args: { sequence: [{ raw: { resultType: "input_required", inputRequests: "x" } }] },
+    cause: "invalid_input_request",
+    rest: ": the inputRequests member is not an object",
+  },
+  { name: "die", cause: "upstream_exited", rest: "" },
+  // A request after the end of the child.
+  { name: "echo", cause: "upstream_exited", rest: "" },
+] as const;
+
+Deno.test("serve: each failure of a session that names the Output channel has its line, with the session: an error without an error object, a response that is not valid, a time limit, an input request that is not valid, a child that exits, a request after it", async () => {
+  await using serve = await ServeProcess.start([
+    "--call-timeout",
+    "0.3",
+    "--max-line-bytes",
+    "2048",
+    "--",
+    ...RAW_SERVER(),
+  ]);
+  const post = async (body: unknown, session?: string) => {
+    const response = await fetch(serve.url(), {
+      method: "POST",
+      headers: { ...HEADERS, ...(session !== undefined && { "mcp-session-id": session }) },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { session: response.headers.get("mcp-session-id"), text };
+  };
+  const init = await post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" },
+    },
+  });
+  const session = init.session!;
+  ok(session, init.text);
+  await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
+  let id = 2;
+  for (const { name, cause, rest, ...more } of CASES) {
+    const args = "args" in more ? more.args : {};
+    const { text } = await post(
+      { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } },
+      session,
+    );
+    // One event of the SSE stream, or a JSON body.
+    const body = JSON.parse(text.replace(/^data: /m, "").trim().split("\n")[0]!);
+    strictEqual(body.error?.data?.cause, cause, `${name}: ${text}`);
+    const line = `warn: session #1: tools/call (request ${id}) failed: ${cause}${rest}\n`;
+    await waitFor(`the line of ${name} in\n${serve.stderr}`, () => serve.stderr.includes(line));
+    const mine = serve.stderr.split("\n").filter((l) => l.includes(`(request ${id}) failed`));
+    deepStrictEqual(mine.length, 1, serve.stderr);
+    id++;
+  }
+  strictEqual(await serve.stop(), 0);
+});

@@ -54,7 +54,7 @@ Deno.test("--protocol auto over stdio: each failure that names the Output channe
 const enc = new TextEncoder();
 const SECRET = "tok-5ecret-77";
 
-Deno.test("--protocol auto over HTTP: each failure that names the Output channel has its line, with what the transport saw: a body that is not JSON, a time limit, a body cut, a status, a server that went away; never the URL, a header or a body", async () => {
+Deno.test("--protocol auto over HTTP: each failure that names the Output channel has its line, with what the transport saw: a body that is not JSON, not a JSON-RPC message (an error that is not an error object too: the transport's schema refuses it) or of another media type, a time limit, a body cut, a status, a server that went away; never the URL, a header or a body", async () => {
   const stream = (start: (c: ReadableStreamDefaultController<Uint8Array>) => void) =>
     new Response(new ReadableStream<Uint8Array>({ start }), {
       headers: { "content-type": "text/event-stream" },
@@ -62,10 +62,24 @@ Deno.test("--protocol auto over HTTP: each failure that names the Output channel
   const json = (body: string) =>
     new Response(body, { headers: { "content-type": "application/json" } });
   const server = serveLegacy({
-    tool: (name) => {
+    tool: (name, id) => {
       switch (name) {
         case "not_json":
           return json(`not json ${SECRET}`);
+        case "no_result":
+          return json(JSON.stringify({ jsonrpc: "2.0", id }));
+        case "bad_error":
+          return json(JSON.stringify({ jsonrpc: "2.0", id, error: "not an error object" }));
+        case "html":
+          return new Response(`<html>${SECRET}</html>`, {
+            headers: { "content-type": "text/html" },
+          });
+        case "schema":
+          // Valid JSON-RPC for the bridge, but the transport's schema refuses the params.
+          return json(JSON.stringify([
+            { jsonrpc: "2.0", method: "notifications/message", params: 5 },
+            { jsonrpc: "2.0", id, result: {} },
+          ]));
         case "slow":
           // A stream that sends nothing: the bridge cancels it at the limit.
           return stream(() => {});
@@ -87,6 +101,10 @@ Deno.test("--protocol auto over HTTP: each failure that names the Output channel
     await bridge.initialize();
     await eachHasItsLine(bridge, [
       { name: "not_json", cause: "invalid_response", rest: ": HTTP status 200\n" },
+      { name: "no_result", cause: "invalid_response", rest: ": HTTP status 200\n" },
+      { name: "bad_error", cause: "invalid_response", rest: ": HTTP status 200\n" },
+      { name: "html", cause: "invalid_response", rest: ": HTTP status 200\n" },
+      { name: "schema", cause: "invalid_response", rest: "\n" },
       { name: "slow", cause: "timeout", rest: ": method: tools/call, limit: 300 ms\n" },
       {
         name: "cut",
@@ -100,7 +118,7 @@ Deno.test("--protocol auto over HTTP: each failure that names the Output channel
     // The server went away: the next call finds no connection.
     await eachHasItsLine(bridge, [{ name: "away", cause: "transport_failed", rest: " [" }]);
     const lines = bridge.logs.filter((line) => line.includes(" failed: "));
-    deepStrictEqual(lines.length, 5, bridge.stderr);
+    deepStrictEqual(lines.length, 9, bridge.stderr);
     for (const secret of [SECRET, "s3cret", server.url, `:${server.port}`]) {
       ok(!bridge.stderr.includes(secret), `${secret} in the log:\n${bridge.stderr}`);
     }

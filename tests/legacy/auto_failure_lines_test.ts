@@ -11,6 +11,7 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { serveLegacy } from "../fixtures/legacy_http_server.ts";
+import { serveRaw } from "../fixtures/http_upstream.ts";
 import { InProcessBridge } from "../frontend/in_process.ts";
 import { DENO, ROOT } from "../process/helpers.ts";
 
@@ -125,4 +126,38 @@ Deno.test("--protocol auto over HTTP: each failure that names the Output channel
   } finally {
     await server.close();
   }
+});
+
+Deno.test("--protocol auto over HTTP: the line of an initialize whose body the network cut says what the transport saw", async () => {
+  await using server = serveRaw((_request, body) => {
+    const { method } = JSON.parse(body) as { method?: string };
+    if (method === "initialize") {
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          start: (c) => {
+            c.enqueue(enc.encode(": open\n\n"));
+            setTimeout(() => c.error(new Error("cut")), 20);
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      );
+    }
+    // The v1 SDK's answer to a request without a session: an older server.
+    return Response.json({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32000, message: "Bad Request: Server not initialized" },
+    }, { status: 400 });
+  });
+  await using bridge = new InProcessBridge(["--protocol", "auto", "--allow-http"], server.url);
+  await bridge.request(1, "initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "t", version: "1" },
+  });
+  const error = (await bridge.response(1)).error as { data?: { cause?: string } };
+  strictEqual(error.data?.cause, "transport_failed", JSON.stringify(error));
+  const line = "[mcp-bridge-vscode] error: the upstream initialize failed: transport_failed: " +
+    "HTTP status 200 [the connection failed during the body of the response]\n";
+  ok(bridge.logs.includes(line), bridge.stderr);
 });

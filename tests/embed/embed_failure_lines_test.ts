@@ -6,13 +6,15 @@
  * cause. The causes that can occur over the memory link are in the table;
  * those that cannot (no time limit on this link, no process, no transport,
  * no sign-in; an SDK server always sends an error object and refuses an
- * input request of an unknown kind itself) have no row. The modern path
- * makes none of these errors: the SDK answers there.
+ * input request of an unknown kind itself) have no row. A failed start
+ * (a factory that throws) has the start's line. The modern path makes none
+ * of these errors: the SDK answers there.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { fromJsonSchema, inputRequired, McpServer } from "@modelcontextprotocol/server";
 import { serveStdioAuto } from "../../lib/embed/embed.ts";
+import type { ServerFactory } from "../../lib/upstream/memory.ts";
 import { createLogger } from "../../lib/log.ts";
 import { DEFAULT_LIMITS } from "../../lib/settings/limits.ts";
 import { VSCODE_PROFILE } from "../../lib/vscode/profile.ts";
@@ -55,14 +57,15 @@ const CASES = [
   { id: 5, name: "echo", cause: "closed" },
 ] as const;
 
-Deno.test("embed: on the legacy path each failure that names the Output channel has its line in the embedder's log: a result that is not valid, too many rounds, a server that closed, a request after it", async () => {
+/** serveStdioAuto of `factory` in process, with its log lines kept. */
+function embedded(factory: ServerFactory) {
   const log: string[] = [];
   const input = new TransformStream<Uint8Array, Uint8Array>();
   const output = new TransformStream<Uint8Array, Uint8Array>();
   const writer = input.writable.getWriter();
   const lines = output.readable.pipeThrough(new TextDecoderStream())
     .pipeThrough(new LineSplitter())[Symbol.asyncIterator]();
-  const serving = serveStdioAuto(build, {
+  const serving = serveStdioAuto(factory, {
     profile: VSCODE_PROFILE,
     discover: "answer",
     limits: { ...DEFAULT_LIMITS, mrtr_max_rounds_client: 2 },
@@ -81,6 +84,16 @@ Deno.test("embed: on the legacy path each failure that names the Output channel 
       if (message.id === id && !("method" in message)) return message;
     }
   };
+  const end = async () => {
+    await writer.close();
+    while (!(await lines.next()).done);
+    await within(serving, 15_000, "the end of the embedded bridge");
+  };
+  return { log, send, response, end };
+}
+
+Deno.test("embed: on the legacy path each failure that names the Output channel has its line in the embedder's log: a result that is not valid, too many rounds, a server that closed, a request after it", async () => {
+  const { log, send, response, end } = embedded(build);
   await send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT });
   ok("result" in await response(1));
   for (const { id, name, cause } of CASES) {
@@ -95,7 +108,18 @@ Deno.test("embed: on the legacy path each failure that names the Output channel 
       `${name}:\n${log.join("")}`,
     );
   }
-  await writer.close();
-  while (!(await lines.next()).done);
-  await within(serving, 15_000, "the end of the embedded bridge");
+  await end();
+});
+
+Deno.test("embed: a factory that throws fails initialize with discover_failed, and the start's line; the error of the factory is no part of it", async () => {
+  const { log, send, response, end } = embedded(() => {
+    throw new Error("factory s3cret");
+  });
+  await send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT });
+  const error = (await response(1)).error as { data?: { cause?: string } };
+  strictEqual(error.data?.cause, "discover_failed");
+  deepStrictEqual(log, [
+    "[embed] error: initialize failed: discover_failed: Internal server error\n",
+  ]);
+  await end();
 });

@@ -85,3 +85,42 @@ Deno.test("serve: each failure of a session that names the Output channel has it
   }
   strictEqual(await serve.stop(), 0);
 });
+
+/** A child whose start fails, the cause of initialize's error, and the session's line. */
+const START_CASES = [
+  {
+    mode: "error",
+    cause: "discover_failed",
+    line: "initialize failed: discover_failed: discover refused",
+  },
+  {
+    mode: "exit",
+    cause: "discover_failed",
+    line: "initialize failed: discover_failed: the upstream server process stopped",
+  },
+] as const;
+
+for (const { mode, cause, line } of START_CASES) {
+  Deno.test(`serve: an initialize that fails (server/discover: ${mode}) has the start's line, with the session`, async () => {
+    await using serve = await ServeProcess.start(["--", ...RAW_SERVER(mode)]);
+    const response = await fetch(serve.url(), {
+      method: "POST",
+      headers: HEADERS,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "t", version: "1" },
+        },
+      }),
+    });
+    const text = await response.text();
+    const body = JSON.parse(text.replace(/^data: /m, "").trim().split("\n")[0]!);
+    strictEqual(body.error?.data?.cause, cause, text);
+    const full = `error: session #1: ${line}\n`;
+    await waitFor(`the line "${full.trim()}"`, () => serve.stderr.includes(full));
+  });
+}

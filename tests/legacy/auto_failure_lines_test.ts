@@ -37,20 +37,33 @@ async function eachHasItsLine(bridge: InProcessBridge, cases: readonly Case[]): 
   }
 }
 
-Deno.test("--protocol auto over stdio: each failure that names the Output channel has its line: an error without an error object, a response without a result, a line that is not JSON, a time limit, a child that exits, a request after it", async () => {
-  await using bridge = new InProcessBridge(["--protocol", "auto"], LEGACY_RAW, {
-    limits: { long_round_timeout_ms: 300 },
-  });
-  await bridge.initialize();
-  await eachHasItsLine(bridge, [
-    { name: "bad_error", cause: "rpc", rest: "\n" },
-    { name: "no_result", cause: "invalid_response", rest: "\n" },
-    { name: "not_json", cause: "invalid_response", rest: "\n" },
-    { name: "slow", cause: "timeout", rest: ": method: tools/call, limit: 300 ms\n" },
+/** The failures of a response, then the end of the child in one of two ways. */
+const STDIO_CASES: readonly Case[] = [
+  { name: "bad_error", cause: "rpc", rest: "\n" },
+  { name: "no_result", cause: "invalid_response", rest: "\n" },
+  { name: "not_json", cause: "invalid_response", rest: "\n" },
+  { name: "slow", cause: "timeout", rest: ": method: tools/call, limit: 300 ms\n" },
+];
+const STDIO_ENDS: readonly (readonly Case[])[] = [
+  [
     { name: "die", cause: "upstream_exited", rest: "\n" },
     { name: "after", cause: "upstream_exited", rest: "\n" },
-  ]);
-});
+  ],
+  [
+    { name: "close_stdout", cause: "closed", rest: "\n" },
+    { name: "after", cause: "closed", rest: "\n" },
+  ],
+];
+
+for (const end of STDIO_ENDS) {
+  Deno.test(`--protocol auto over stdio: each failure that names the Output channel has its line: an error without an error object, a response without a result, a line that is not JSON, a time limit, ${end[0]!.name}, a request after it`, async () => {
+    await using bridge = new InProcessBridge(["--protocol", "auto"], LEGACY_RAW, {
+      limits: { long_round_timeout_ms: 300 },
+    });
+    await bridge.initialize();
+    await eachHasItsLine(bridge, [...STDIO_CASES, ...end]);
+  });
+}
 
 const enc = new TextEncoder();
 const SECRET = "tok-5ecret-77";

@@ -78,7 +78,7 @@ Deno.test("serve: each failure of a session that names the Output channel has it
     const body = JSON.parse(text.replace(/^data: /m, "").trim().split("\n")[0]!);
     strictEqual(body.error?.data?.cause, cause, `${name}: ${text}`);
     const line = `warn: session #1: tools/call (request ${id}) failed: ${cause}${rest}\n`;
-    await waitFor(`the line of ${name} in\n${serve.stderr}`, () => serve.stderr.includes(line));
+    await waitFor(`the line "${line.trim()}"`, () => serve.stderr.includes(line));
     const mine = serve.stderr.split("\n").filter((l) => l.includes(`(request ${id}) failed`));
     deepStrictEqual(mine.length, 1, serve.stderr);
     id++;

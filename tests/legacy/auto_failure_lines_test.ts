@@ -68,14 +68,15 @@ for (const end of STDIO_ENDS) {
 const enc = new TextEncoder();
 const SECRET = "tok-5ecret-77";
 
-Deno.test("--protocol auto over HTTP: each failure that names the Output channel has its line, with what the transport saw: a body that is not JSON, not a JSON-RPC message (an error that is not an error object too: the transport's schema refuses it) or of another media type, a time limit, a body cut, a status, a server that went away; never the URL, a header or a body", async () => {
+/** The server of the HTTP cases: each tool name fails in its own way. */
+function failingServer() {
   const stream = (start: (c: ReadableStreamDefaultController<Uint8Array>) => void) =>
     new Response(new ReadableStream<Uint8Array>({ start }), {
       headers: { "content-type": "text/event-stream" },
     });
   const json = (body: string) =>
     new Response(body, { headers: { "content-type": "application/json" } });
-  const server = serveLegacy({
+  return serveLegacy({
     tool: (name, id) => {
       switch (name) {
         case "not_json":
@@ -103,43 +104,72 @@ Deno.test("--protocol auto over HTTP: each failure that names the Output channel
             setTimeout(() => c.error(new Error("cut")), 20);
           });
       }
+      // "fail" gets a 500 whose body is "upstream body s3cret"; "expire" ends the session.
       return undefined;
     },
   });
-  try {
-    await using bridge = new InProcessBridge(
-      ["--protocol", "auto", "--allow-http", "--header-env", "Authorization=AUTH"],
-      server.url,
-      { limits: { long_round_timeout_ms: 300 }, env: { AUTH: `Bearer ${SECRET}` } },
-    );
-    await bridge.initialize();
-    await eachHasItsLine(bridge, [
-      { name: "not_json", cause: "invalid_response", rest: ": HTTP status 200\n" },
-      { name: "no_result", cause: "invalid_response", rest: ": HTTP status 200\n" },
-      { name: "bad_error", cause: "invalid_response", rest: ": HTTP status 200\n" },
-      { name: "html", cause: "invalid_response", rest: ": HTTP status 200\n" },
-      { name: "schema", cause: "invalid_response", rest: "\n" },
-      { name: "slow", cause: "timeout", rest: ": method: tools/call, limit: 300 ms\n" },
-      {
-        name: "cut",
-        cause: "transport_failed",
-        rest: ": HTTP status 200 [the connection failed during the body of the response]\n",
-      },
-      // The server's body of the 500 ("upstream body s3cret") stays out.
-      { name: "fail", cause: "transport_failed", rest: ": HTTP status 500\n" },
-    ]);
-    await server.close();
-    // The server went away: the next call finds no connection.
-    await eachHasItsLine(bridge, [{ name: "away", cause: "transport_failed", rest: " [" }]);
-    const lines = bridge.logs.filter((line) => line.includes(" failed: "));
-    deepStrictEqual(lines.length, 9, bridge.stderr);
-    for (const secret of [SECRET, "s3cret", server.url, `:${server.port}`]) {
-      ok(!bridge.stderr.includes(secret), `${secret} in the log:\n${bridge.stderr}`);
+}
+
+const HTTP_CASES: readonly Case[] = [
+  { name: "not_json", cause: "invalid_response", rest: ": HTTP status 200\n" },
+  { name: "no_result", cause: "invalid_response", rest: ": HTTP status 200\n" },
+  { name: "bad_error", cause: "invalid_response", rest: ": HTTP status 200\n" },
+  { name: "html", cause: "invalid_response", rest: ": HTTP status 200\n" },
+  { name: "schema", cause: "invalid_response", rest: "\n" },
+  { name: "slow", cause: "timeout", rest: ": method: tools/call, limit: 300 ms\n" },
+  {
+    name: "cut",
+    cause: "transport_failed",
+    rest: ": HTTP status 200 [the connection failed during the body of the response]\n",
+  },
+  // The server's body of the 500 stays out.
+  { name: "fail", cause: "transport_failed", rest: ": HTTP status 500\n" },
+];
+
+/**
+ * The end of the link: the server goes away (no connection), or a call of
+ * the tool "expire" (its result comes) ends the session (each later request: 404).
+ */
+const HTTP_ENDS = [
+  {
+    what: "a server that went away",
+    end: "close",
+    last: { name: "away", cause: "transport_failed", rest: " [" },
+  },
+  {
+    what: "a session that the server ended",
+    end: "expire",
+    last: { name: "after", cause: "closed", rest: ": HTTP status 404\n" },
+  },
+] as const;
+
+for (const end of HTTP_ENDS) {
+  Deno.test(`--protocol auto over HTTP: each failure that names the Output channel has its line, with what the transport saw: a body that is not JSON, not a JSON-RPC message (an error that is not an error object too: the transport's schema refuses it) or of another media type, a time limit, a body cut, a status, ${end.what}; never the URL, a header or a body`, async () => {
+    const server = failingServer();
+    try {
+      await using bridge = new InProcessBridge(
+        ["--protocol", "auto", "--allow-http", "--header-env", "Authorization=AUTH"],
+        server.url,
+        { limits: { long_round_timeout_ms: 300 }, env: { AUTH: `Bearer ${SECRET}` } },
+      );
+      await bridge.initialize();
+      await eachHasItsLine(bridge, HTTP_CASES);
+      if (end.end === "close") await server.close();
+      else {
+        await bridge.request("expire", "tools/call", { name: "expire", arguments: {} });
+        ok("result" in await bridge.response("expire"));
+      }
+      await eachHasItsLine(bridge, [end.last]);
+      const lines = bridge.logs.filter((line) => line.includes(" failed: "));
+      deepStrictEqual(lines.length, HTTP_CASES.length + 1, bridge.stderr);
+      for (const secret of [SECRET, "s3cret", server.url, `:${server.port}`]) {
+        ok(!bridge.stderr.includes(secret), `${secret} in the log:\n${bridge.stderr}`);
+      }
+    } finally {
+      await server.close();
     }
-  } finally {
-    await server.close();
-  }
-});
+  });
+}
 
 Deno.test("--protocol auto over HTTP: the line of an initialize whose body the network cut says what the transport saw", async () => {
   await using server = serveRaw((_request, body) => {

@@ -5,8 +5,10 @@
  * id, the cause and what the transport saw; never the URL, a header, a token
  * or a body of the server. Over stdio (`legacy_raw_server.ts`) and over
  * HTTP (`legacy_http_server.ts`), through the real start-up of the bridge
- * in process. Over HTTP there is no process: no upstream_exited; a link
- * that the server closes is a transport failure there.
+ * in process. Over HTTP there is no process: no upstream_exited; a server
+ * that went away is a transport failure there, a session that it ended
+ * (404) is closed. A failed initialize has the start's line, with what the
+ * transport saw.
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";

@@ -5,8 +5,7 @@
  * logger of `serveStdioAuto` keeps it), with the method, the id and the
  * cause. The causes that can occur over the memory link are in the table;
  * those that cannot (no time limit on this link, no process, no transport,
- * no sign-in; an SDK server always sends an error object and refuses an
- * input request of an unknown kind itself) have no row. A failed start
+ * no sign-in; an SDK server always sends an error object) have no row. A failed start
  * (a factory that throws) has the start's line. The modern path makes none
  * of these errors: the SDK answers there.
  */
@@ -39,6 +38,15 @@ function build(): McpServer {
     { inputSchema: anyArgs },
     () => inputRequired({ requestState: "s" }),
   );
+  // An elicitation whose requestedSchema is not a schema of a form.
+  server.registerTool("bad_input", { inputSchema: anyArgs }, () =>
+    inputRequired({
+      inputRequests: {
+        x: inputRequired.elicit(
+          { message: "m", requestedSchema: { type: "object", properties: 5 } } as never,
+        ),
+      },
+    }));
   // The server closes its connection while a call is in flight.
   server.registerTool("close", { inputSchema: anyArgs }, () => {
     setTimeout(() => void server.close(), 0);
@@ -48,13 +56,19 @@ function build(): McpServer {
   return server;
 }
 
-/** Each request in order, and the cause of its error. */
+/** Each request in order, the cause of its error, and the detail on its line. */
 const CASES = [
-  { id: 2, name: "bigint", cause: "invalid_response" },
-  { id: "r-3", name: "rounds", cause: "too_many_rounds" },
-  { id: 4, name: "close", cause: "closed" },
+  { id: 2, name: "bigint", cause: "invalid_response", rest: "" },
+  { id: "r-3", name: "rounds", cause: "too_many_rounds", rest: "" },
+  {
+    id: 4,
+    name: "bad_input",
+    cause: "invalid_input_request",
+    rest: ": input request 'x': the input request does not have the shape of the schema",
+  },
+  { id: 5, name: "close", cause: "closed", rest: "" },
   // A request after the end of the link.
-  { id: 5, name: "echo", cause: "closed" },
+  { id: 6, name: "echo", cause: "closed", rest: "" },
 ] as const;
 
 /** serveStdioAuto of `factory` in process, with its log lines kept. */
@@ -92,11 +106,13 @@ function embedded(factory: ServerFactory) {
   return { log, send, response, end };
 }
 
-Deno.test("embed: on the legacy path each failure that names the Output channel has its line in the embedder's log: a result that is not valid, too many rounds, a server that closed, a request after it", async () => {
+Deno.test("embed: on the legacy path each failure that names the Output channel has its line in the embedder's log: a result that is not valid, too many rounds, an input request that is not valid, a server that closed, a request after it", async () => {
   const { log, send, response, end } = embedded(build);
-  await send({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT });
+  // A client that takes forms: the server may ask for one.
+  const params = { ...INIT, capabilities: { elicitation: { form: {} } } };
+  await send({ jsonrpc: "2.0", id: 1, method: "initialize", params });
   ok("result" in await response(1));
-  for (const { id, name, cause } of CASES) {
+  for (const { id, name, cause, rest } of CASES) {
     await send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } });
     const error = (await response(id)).error as { data?: { cause?: string } };
     strictEqual(error.data?.cause, cause, name);
@@ -104,7 +120,7 @@ Deno.test("embed: on the legacy path each failure that names the Output channel 
     const mine = log.filter((line) => line.includes(`(request ${idText}) failed`));
     deepStrictEqual(
       mine,
-      [`[embed] warn: tools/call (request ${idText}) failed: ${cause}\n`],
+      [`[embed] warn: tools/call (request ${idText}) failed: ${cause}${rest}\n`],
       `${name}:\n${log.join("")}`,
     );
   }

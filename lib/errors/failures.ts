@@ -103,6 +103,11 @@ export function mapDiscoverFailure(error: unknown, limit: string): BridgeError {
   if (!(error instanceof UpstreamFailure)) {
     return BridgeError.of("discover_failed", `no response in ${limit}`);
   }
+  return discoverError(error, limit).withSeen(error.transport);
+}
+
+/** The error of the client for a failed server/discover (see {@linkcode mapDiscoverFailure}). */
+function discoverError(error: UpstreamFailure, limit: string): BridgeError {
   const status = ownDetail(error);
   switch (error.kind) {
     case "rpc": {
@@ -159,6 +164,25 @@ export function failureSummary(error: BridgeError): string {
   return `${data.cause}: ${oneLine(data.detail)}`;
 }
 
+/**
+ * {@linkcode failureSummary}, then what the transport saw in brackets: the
+ * words of a log line of a failure (a failed request, a failed start).
+ *
+ * @example
+ * ```ts
+ * import { BridgeError } from "./errors.ts";
+ * import { failureReport } from "./failures.ts";
+ * const error = BridgeError.of("discover_failed", "HTTP status 200").withSeen("the connection was reset");
+ * const text = failureReport(error);
+ * if (text !== "discover_failed: HTTP status 200 [the connection was reset]") throw new Error(text);
+ * ```
+ */
+export function failureReport(error: BridgeError): string {
+  return error.seen === undefined
+    ? failureSummary(error)
+    : `${failureSummary(error)} [${error.seen}]`;
+}
+
 /** The longest id of a request that a failure line quotes. */
 const MAX_ID_CHARS = 40;
 
@@ -185,6 +209,5 @@ const MAX_ID_CHARS = 40;
 export function failureLine(method: string, id: RequestId, error: BridgeError): string | undefined {
   if (!error.message.includes(SEE_OUTPUT)) return undefined;
   const idText = oneLine(JSON.stringify(id)).slice(0, MAX_ID_CHARS);
-  const seen = error.seen === undefined ? "" : ` [${error.seen}]`;
-  return `${method} (request ${idText}) failed: ${failureSummary(error)}${seen}`;
+  return `${method} (request ${idText}) failed: ${failureReport(error)}`;
 }

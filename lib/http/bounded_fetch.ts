@@ -8,16 +8,25 @@
  * without the rest of the body in memory.
  *
  * The JSON body of a request's response is read here, whole, before the
- * transport gets it: a body that the network cut, or that is not JSON,
- * fails the request with invalid_response and its status (the transport
- * would throw a bare fetch error, which reads as a lost connection). The end
+ * transport gets it: a body that the network cut, that is not JSON, or not
+ * a JSON-RPC message, fails the request with invalid_response and its
+ * status (the transport would throw a bare fetch error or its own, which
+ * read as a lost connection); so does a success of another media type than
+ * JSON and an event stream, as on the 2026-07-28 link. The end
  * of a stream is told to the link, with the failure of its request if the
  * response did not come (`onBodyEnd`).
  *
  * @module
  */
 
-import { isObject, isRequestId, type JsonObject, type RequestId } from "../jsonrpc/message.ts";
+import {
+  isObject,
+  isRequestId,
+  type Json,
+  type JsonObject,
+  type RequestId,
+} from "../jsonrpc/message.ts";
+import { classify } from "../jsonrpc/parse.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { readJsonBody, TooLargeError } from "./bounded_body.ts";
 import type { SendMeta } from "./post_transport.ts";
@@ -138,7 +147,8 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
       if (token !== undefined) headers.set("authorization", token);
       return inner(url, { ...init, headers, signal }, meta);
     });
-    if (request && mediaTypeOf(response.headers.get("content-type")) === "application/json") {
+    const type = mediaTypeOf(response.headers.get("content-type"));
+    if (request && type === "application/json") {
       const { status } = response;
       // Once the transport has the message, the request fails without its response.
       const parsed = () =>
@@ -148,6 +158,12 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
           new UpstreamFailure("invalid_response", { status }),
         );
       return await wholeJson(response, limit, parsed);
+    }
+    if (request && response.ok && response.status !== 202 && type !== "text/event-stream") {
+      // A success that is neither JSON nor a stream holds no response: the
+      // transport would throw its own error, which reads as a failed transport.
+      await response.body?.cancel().catch(() => {});
+      throw new UpstreamFailure("invalid_response", { status: response.status });
     }
     return bounded(response, request?.id, limit, options.onBodyEnd);
   };
@@ -183,12 +199,31 @@ async function wholeJson(
   const json = whole.json.bind(whole);
   whole.json = () =>
     json().then((value) => {
+      // JSON that is not a message: the transport would throw its own error.
+      if (!holdsMessages(value)) throw new UpstreamFailure("invalid_response", { status });
       parsed();
       return value;
     }, () => {
       throw new UpstreamFailure("invalid_response", { status });
     });
   return whole;
+}
+
+/**
+ * True when the JSON body of a response is one JSON-RPC message, or a
+ * non-empty batch of them, as the transport reads them: a request, a
+ * notification, or a response whose result is an object or whose error is
+ * an error object.
+ */
+function holdsMessages(value: unknown): boolean {
+  const messages = Array.isArray(value) ? value : [value];
+  if (messages.length === 0) return false;
+  return messages.every((message: Json) => {
+    const kind = classify(message);
+    return kind.kind !== "invalid" &&
+      (kind.kind !== "response" || !Object.hasOwn(kind.message, "result") ||
+        isObject(kind.message.result));
+  });
 }
 
 function bounded(

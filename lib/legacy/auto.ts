@@ -13,7 +13,7 @@ import type { Connect } from "../upstream/link.ts";
 import type { UpstreamClient } from "../upstream/client.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { BridgeError } from "../errors/errors.ts";
-import { failureSummary, mapUpstreamFailure } from "../errors/failures.ts";
+import { failureReport, mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit } from "../settings/limits.ts";
 import { type Fallback, type StartOptions, upstreamClientOn } from "../start/start.ts";
 import { isInitializeResult, legacyInitializeParams } from "./initialize.ts";
@@ -133,7 +133,7 @@ export function legacyFallback(legacy: LegacyOptions): Fallback {
           continue;
         }
         const error = initializeError(failure, discoverTimeoutMs);
-        log.error(`the upstream initialize failed: ${failureSummary(error)}`);
+        log.error(`the upstream initialize failed: ${failureReport(error)}`);
         return failed(error, session);
       }
     }

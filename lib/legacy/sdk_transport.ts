@@ -49,8 +49,9 @@ export interface SendFailure {
 /**
  * The failure of a request whose POST failed with `error`, and whether the
  * session is lost: a 404 of a live session (the session expired: `closed`),
- * or no connection (the server is away). The failure says what the
- * transport saw, never the message of the error (it names the URL).
+ * or no connection (the server is away). A body that the transport's schema
+ * refused is invalid_response. The failure says what the transport saw,
+ * never the message of the error (it names the URL).
  *
  * @example
  * ```ts
@@ -61,6 +62,10 @@ export interface SendFailure {
  */
 export function sendFailureOf(error: unknown, liveSession: boolean): SendFailure {
   if (error instanceof UpstreamFailure) return { failure: error };
+  // The transport's schema refused a body that the bounded fetch let through.
+  if (error instanceof Error && error.name === "ZodError") {
+    return { failure: new UpstreamFailure("invalid_response") };
+  }
   const status = httpStatusOf(error);
   if (status === 404 && liveSession) {
     return { failure: new UpstreamFailure("closed", { status }), loss: "session" };

@@ -10,7 +10,7 @@ import type { Connect, UpstreamLink } from "../upstream/link.ts";
 import { UpstreamClient } from "../upstream/client.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import type { BridgeError } from "../errors/errors.ts";
-import { failureSummary, mapDiscoverFailure, mapUpstreamFailure } from "../errors/failures.ts";
+import { failureReport, mapDiscoverFailure, mapUpstreamFailure } from "../errors/failures.ts";
 import { formatLimit } from "../settings/limits.ts";
 import type { Logger } from "../log.ts";
 import { upstreamCapabilities, upstreamClientInfo } from "../translate/translate.ts";
@@ -75,7 +75,7 @@ export async function startUpstream(options: StartOptions): Promise<Started> {
     // The error names no path and no URL: both can hold a secret.
     const failure = error instanceof UpstreamFailure ? error : new UpstreamFailure("spawn_failed");
     const mapped = mapUpstreamFailure(failure, "server/discover", "");
-    log.error(`cannot start the upstream server: ${failureSummary(mapped)}`);
+    log.error(`cannot start the upstream server: ${failureReport(mapped)}`);
     return { kind: "failed", error: mapped, stopped: Promise.resolve() };
   }
   const session = upstreamClientOn(link, options);
@@ -94,7 +94,7 @@ export async function startUpstream(options: StartOptions): Promise<Started> {
     if (other) return other;
     if (!options.signal.aborted) {
       const failure = mapDiscoverFailure(error, formatLimit(options.discoverTimeoutMs));
-      log.error(`initialize failed: ${failureSummary(failure)}`);
+      log.error(`initialize failed: ${failureReport(failure)}`);
       return { kind: "failed", error: failure, stopped: session.close() };
     }
   }

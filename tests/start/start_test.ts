@@ -96,8 +96,8 @@ Deno.test("start: a discover error keeps the upstream code, and the upstream is 
   ]);
 });
 
-Deno.test("start: discover failures are mapped once, by mapDiscoverFailure", async () => {
-  const rows: [string, (link: FakeLink, id: number) => void, unknown][] = [
+Deno.test("start: discover failures are mapped once, by mapDiscoverFailure; the line says what the transport saw", async () => {
+  const rows: [string, (link: FakeLink, id: number) => void, unknown, string?][] = [
     ["the child stopped", (link) => link.end({ kind: "exited", code: 1 }), {
       cause: "discover_failed",
       detail: "the upstream server process stopped",
@@ -116,6 +116,20 @@ Deno.test("start: discover failures are mapped once, by mapDiscoverFailure", asy
         id,
         failure: new UpstreamFailure("transport_failed", { status: 404 }),
       }), { cause: "discover_failed", detail: "HTTP status 404" }],
+    [
+      "a body that the network cut",
+      (link, id) =>
+        link.frame({
+          kind: "failed",
+          id,
+          failure: new UpstreamFailure("transport_failed", {
+            status: 200,
+            transport: "the connection was reset",
+          }),
+        }),
+      { cause: "discover_failed", detail: "HTTP status 200" },
+      "the connection was reset",
+    ],
     ["a sign-in that failed", (link, id) =>
       link.frame({
         kind: "failed",
@@ -127,7 +141,7 @@ Deno.test("start: discover failures are mapped once, by mapDiscoverFailure", asy
       detail: "no response in 50 ms",
     }],
   ];
-  for (const [name, act, expected] of rows) {
+  for (const [name, act, expected, seen] of rows) {
     const { link, connect } = fakeConnect();
     // A short limit only where the limit is the case: elsewhere it cannot race the answer.
     const discoverTimeoutMs = name === "no response in the limit" ? 50 : 5_000;
@@ -136,10 +150,12 @@ Deno.test("start: discover failures are mapped once, by mapDiscoverFailure", asy
     act(link, request.id);
     const result = await started;
     deepStrictEqual([name, (errorOf(result) as { data: unknown }).data], [name, expected]);
-    // The log line names the cause and the detail of the client's error.
+    // The log line names the cause and the detail of the client's error, and what the
+    // transport saw (which the client does not get).
     const { cause, detail } = expected as { cause: string; detail?: string };
+    const words = `${cause}${detail === undefined ? "" : `: ${detail}`}`;
     deepStrictEqual(logs.filter((l) => l.includes("error:")), [
-      `[t] error: initialize failed: ${cause}${detail === undefined ? "" : `: ${detail}`}\n`,
+      `[t] error: initialize failed: ${words}${seen === undefined ? "" : ` [${seen}]`}\n`,
     ]);
     if (result.kind === "failed") await within(result.stopped, 1_000, "stopped");
   }

@@ -1,0 +1,290 @@
+/**
+ * `serve` as a black box: the real program over raw HTTP (fetch, and a TCP
+ * socket where fetch would fix a header), checked against the Streamable
+ * HTTP transport of revision 2025-11-25 and the rules of issue 39 that the
+ * other serve tests do not reach: the status of each refusal and its body,
+ * batches, 202 with no body, the GET stream (one at a time, no response on
+ * it), DELETE, the session id of another replica, Origin and Host, the
+ * token, a body over its limit, request ids in flight, sessions side by side
+ * with the same ids, and SIGTERM with requests that wait for the back
+ * pressure of their session.
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { readEvents } from "../../lib/http/sse.ts";
+import { waitFor, within } from "../wait.ts";
+import { CONFORMANCE_UPSTREAM, ServeProcess } from "./serve_helpers.ts";
+
+type Obj = Record<string, unknown>;
+
+const BOTH = "application/json, text/event-stream";
+const dec = new TextDecoder();
+
+const INITIALIZE = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-11-25",
+    capabilities: { elicitation: {} },
+    clientInfo: { name: "blackbox", version: "1" },
+  },
+};
+
+/** One request to `serve`, as a client that follows the transport sends it unless told. */
+interface Send {
+  readonly method?: string;
+  readonly path?: string;
+  readonly session?: string;
+  /** Replaces the default headers of the same name; null leaves one out. */
+  readonly headers?: Record<string, string | null>;
+  /** A message (sent as JSON) or the raw text of the body. */
+  readonly body?: unknown;
+  readonly signal?: AbortSignal;
+}
+
+function send(serve: ServeProcess, s: Send): Promise<Response> {
+  const method = s.method ?? "POST";
+  const headers: Record<string, string | null> = {
+    ...(method === "POST" && { "content-type": "application/json", accept: BOTH }),
+    ...(method === "GET" && { accept: "text/event-stream" }),
+    ...(s.session !== undefined && {
+      "mcp-session-id": s.session,
+      "mcp-protocol-version": "2025-11-25",
+    }),
+    ...s.headers,
+  };
+  const body = s.body === undefined
+    ? undefined
+    : typeof s.body === "string"
+    ? s.body
+    : JSON.stringify(s.body);
+  return fetch(serve.url(s.path), {
+    method,
+    headers: Object.fromEntries(
+      Object.entries(headers).filter((e): e is [string, string] => e[1] !== null),
+    ),
+    ...(body !== undefined && { body }),
+    ...(s.signal && { signal: s.signal }),
+  });
+}
+
+/** The messages of a response: its JSON body, or each event of its SSE stream. */
+async function messagesOf(response: Response): Promise<Obj[]> {
+  const type = response.headers.get("content-type") ?? "";
+  if (type.startsWith("application/json")) return [await response.json()];
+  ok(type.startsWith("text/event-stream"), `not messages: ${response.status} ${type}`);
+  const out: Obj[] = [];
+  for await (const event of readEvents(response.body!, 1 << 24)) {
+    out.push(JSON.parse(dec.decode(event.data)));
+  }
+  return out;
+}
+
+/** The events of an open SSE stream, read as they come. */
+class Events {
+  readonly seen: Obj[] = [];
+  ended = false;
+  readonly done: Promise<void>;
+
+  constructor(response: Response) {
+    strictEqual(response.status, 200);
+    ok(response.headers.get("content-type")?.startsWith("text/event-stream"));
+    this.done = (async () => {
+      try {
+        for await (const event of readEvents(response.body!, 1 << 24)) {
+          this.seen.push(JSON.parse(dec.decode(event.data)));
+        }
+      } catch {
+        // cut: it ended too
+      }
+      this.ended = true;
+    })();
+  }
+
+  /** Waits for a message that `match` takes. */
+  next(what: string, match: (m: Obj) => boolean, timeoutMs = 10_000): Promise<Obj> {
+    return waitFor(what, () => this.seen.find(match), { timeoutMs });
+  }
+}
+
+/**
+ * One HTTP/1.1 request over a TCP socket, exactly as written (fetch adds an
+ * Accept and sets the Host itself); the status, the headers and the body.
+ */
+async function rawHttp(
+  serve: ServeProcess,
+  head: string[],
+  body = "",
+): Promise<{ status: number; head: string; body: string }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: serve.port });
+  const bytes = new TextEncoder().encode(body);
+  const text = [...head, `content-length: ${bytes.length}`, "connection: close", "", ""].join(
+    "\r\n",
+  );
+  await conn.write(new TextEncoder().encode(text));
+  if (bytes.length > 0) await conn.write(bytes);
+  let all = "";
+  for await (const chunk of conn.readable) all += dec.decode(chunk, { stream: true });
+  const end = all.indexOf("\r\n\r\n");
+  return {
+    status: Number(all.slice(9, 12)),
+    head: all.slice(0, end).toLowerCase(),
+    body: all.slice(end + 4),
+  };
+}
+
+/** A refusal: its status, and a JSON-RPC error without an id as its body. */
+async function refused(response: Response, status: number): Promise<Obj> {
+  const text = await response.text();
+  strictEqual(response.status, status, text);
+  ok(response.headers.get("content-type")?.startsWith("application/json"), text);
+  const body = JSON.parse(text);
+  strictEqual(body.jsonrpc, "2.0");
+  strictEqual(body.id, null, text);
+  ok(Number.isInteger(body.error?.code) && typeof body.error.message === "string", text);
+  return body.error;
+}
+
+/** A new session: its id (after initialize and notifications/initialized). */
+async function initialize(serve: ServeProcess, name = "blackbox"): Promise<string> {
+  const init = structuredClone(INITIALIZE);
+  init.params.clientInfo.name = name;
+  const response = await send(serve, { body: init });
+  const id = response.headers.get("mcp-session-id");
+  const [answer] = await messagesOf(response);
+  ok(id !== null && answer?.result, `no session: ${JSON.stringify(answer)}`);
+  const initialized = await send(serve, {
+    session: id,
+    body: { jsonrpc: "2.0", method: "notifications/initialized" },
+  });
+  strictEqual(initialized.status, 202);
+  strictEqual(await initialized.text(), "");
+  return id;
+}
+
+/** A tools/call of `name`. */
+function call(id: number | string, name: string, args: Obj = {}): Obj {
+  return { jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } };
+}
+
+/** The text of a tools/call result message. */
+function textOf(message: Obj | undefined): string {
+  const result = message?.result as { content?: { text?: string }[] } | undefined;
+  return result?.content?.[0]?.text ?? `(no result: ${JSON.stringify(message)})`;
+}
+
+Deno.test("serve black box: the refusals of the transport: 406, 415, 400, 404, 405, each with a JSON-RPC error without an id; the session still works", async () => {
+  await using serve = await ServeProcess.start(["--replica", "r1", "--", ...CONFORMANCE_UPSTREAM]);
+  const session = await initialize(serve);
+  ok(session.startsWith("r1."), session);
+  const ping = { jsonrpc: "2.0", id: 7, method: "ping" };
+  // Accept must list both types (a POST), text/event-stream (a GET).
+  // (fetch adds "Accept: */*" to a request without one: the raw socket below sends none.)
+  for (const accept of ["application/json", "text/event-stream", "text/html"]) {
+    await refused(await send(serve, { session, body: ping, headers: { accept } }), 406);
+  }
+  await refused(
+    await send(serve, { session, method: "GET", headers: { accept: "application/json" } }),
+    406,
+  );
+  const host = `host: 127.0.0.1:${serve.port}`;
+  const noAccept = await rawHttp(serve, [
+    "POST /mcp HTTP/1.1",
+    host,
+    "content-type: application/json",
+    `mcp-session-id: ${session}`,
+  ], JSON.stringify(ping));
+  strictEqual(noAccept.status, 406, noAccept.body);
+  strictEqual(JSON.parse(noAccept.body).id, null);
+  const getNoAccept = await rawHttp(serve, [
+    "GET /mcp HTTP/1.1",
+    host,
+    `mcp-session-id: ${session}`,
+  ]);
+  strictEqual(getNoAccept.status, 406, getNoAccept.body);
+  // The body must be application/json.
+  for (const type of [null, "text/plain", "application/x-www-form-urlencoded"]) {
+    await refused(
+      await send(serve, { session, body: ping, headers: { "content-type": type } }),
+      415,
+    );
+  }
+  // A request that is not initialize needs the session id; GET and DELETE too.
+  await refused(await send(serve, { body: ping }), 400);
+  await refused(await send(serve, { method: "GET" }), 400);
+  await refused(await send(serve, { method: "DELETE" }), 400);
+  // A session that never was, or of another replica (the random part of this one): 404,
+  // for every method, and for an initialize that names it.
+  const other = `r2.${session.slice(3)}`;
+  for (const id of [other, "r1.nosuchsession", session.slice(3)]) {
+    await refused(await send(serve, { session: id, body: ping }), 404);
+    await refused(await send(serve, { session: id, method: "GET" }), 404);
+    await refused(await send(serve, { session: id, method: "DELETE" }), 404);
+    await refused(await send(serve, { session: id, body: INITIALIZE }), 404);
+  }
+  // An MCP-Protocol-Version that the server does not support: 400.
+  for (const version of ["2099-01-01", "garbage"]) {
+    const headers = { "mcp-protocol-version": version };
+    await refused(await send(serve, { session, body: ping, headers }), 400);
+    await refused(await send(serve, { session, method: "GET", headers }), 400);
+  }
+  // Another method: 405 with Allow; another path: 404.
+  const put = await send(serve, { method: "PUT", session, body: ping });
+  await refused(put, 405);
+  ok(put.headers.get("allow")?.includes("POST"), put.headers.get("allow") ?? "no Allow");
+  const elsewhere = await send(serve, { path: "/other/mcp", session, body: ping });
+  strictEqual(elsewhere.status, 404);
+  await elsewhere.body?.cancel();
+  // The session is untouched: a request with an older revision it supports still works.
+  const pong = await send(serve, {
+    session,
+    body: ping,
+    headers: { "mcp-protocol-version": "2025-06-18" },
+  });
+  deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 7, result: {} }]);
+});
+
+Deno.test("serve black box: a JSON-RPC batch (an array, which revision 2025-11-25 has not) is refused with an error, with or without a session; serve goes on", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  // Without a session: a batch that holds an initialize starts no session.
+  const first = await send(serve, { body: [INITIALIZE] });
+  strictEqual(first.headers.get("mcp-session-id"), null);
+  const error = await refused(first, 400);
+  strictEqual(error.code, -32600);
+  const session = await initialize(serve);
+  for (
+    const batch of [
+      [{ jsonrpc: "2.0", id: 2, method: "ping" }, { jsonrpc: "2.0", id: 3, method: "ping" }],
+      [{ jsonrpc: "2.0", method: "notifications/initialized" }],
+      [],
+    ]
+  ) {
+    strictEqual((await refused(await send(serve, { session, body: batch }), 400)).code, -32600);
+  }
+  const pong = await send(serve, { session, body: { jsonrpc: "2.0", id: 4, method: "ping" } });
+  deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 4, result: {} }]);
+  strictEqual(serve.child.pid > 0 && (await send(serve, { body: INITIALIZE })).status, 200);
+});
+
+Deno.test("serve black box: a notification, a cancellation and a client's response each get 202 with no body; a body that is not JSON 400 with -32700", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const session = await initialize(serve);
+  for (
+    const body of [
+      { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } },
+      { jsonrpc: "2.0", id: "b-1", result: {} },
+    ]
+  ) {
+    const response = await send(serve, { session, body });
+    strictEqual(response.status, 202, JSON.stringify(body));
+    strictEqual(await response.text(), "", JSON.stringify(body));
+    strictEqual(response.headers.get("content-type"), null);
+  }
+  const parse = await refused(
+    await send(serve, { session, body: '{"jsonrpc": "2.0", "id": ' }),
+    400,
+  );
+  strictEqual(parse.code, -32700);
+});

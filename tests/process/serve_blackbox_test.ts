@@ -288,3 +288,233 @@ Deno.test("serve black box: a notification, a cancellation and a client's respon
   );
   strictEqual(parse.code, -32700);
 });
+
+Deno.test("serve black box: the GET stream: a newer one takes the place of the older (one stream a message, never both); a response whose POST went is dropped, not sent on it, and its request is not canceled", async () => {
+  await using serve = await ServeProcess.start([
+    "--log-level",
+    "debug",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const session = await initialize(serve);
+  const older = new Events(await send(serve, { session, method: "GET" }));
+  const newer = new Events(await send(serve, { session, method: "GET" }));
+  await within(older.done, 5_000, "the end of the older GET stream");
+  const subscribe = await send(serve, {
+    session,
+    body: { jsonrpc: "2.0", id: 2, method: "resources/subscribe", params: { uri: "test://x" } },
+  });
+  deepStrictEqual((await messagesOf(subscribe))[0]?.result, {});
+  const touch = await send(serve, { session, body: call(3, "touch", { uri: "test://x" }) });
+  strictEqual(textOf((await messagesOf(touch)).at(-1)), "touched");
+  await newer.next("the update", (m) => m.method === "notifications/resources/updated");
+  // What waited for a GET stream went to the first one only; the update to the newer only.
+  const methods = (events: Events) => events.seen.map((m) => String(m.method));
+  ok(
+    methods(older).every((method) => !methods(newer).includes(method)),
+    `sent on both: ${methods(older)} / ${methods(newer)}`,
+  );
+  // A call whose client drops its POST connection: the call runs on upstream (a lost
+  // connection is no cancellation) and its response goes nowhere, not on the GET stream.
+  const gone = new AbortController();
+  const slow = send(serve, { session, body: call(4, "slow", { ms: 600 }), signal: gone.signal });
+  const response = await slow;
+  strictEqual(response.status, 200);
+  gone.abort();
+  await waitFor(
+    "the dropped response",
+    () => /dropped a response: the client closed the connection/.test(serve.stderr),
+  );
+  ok(!/slow canceled/.test(serve.stderr), serve.stderr);
+  ok(!newer.seen.some((m) => "result" in m || "error" in m), JSON.stringify(newer.seen));
+  // The session goes on.
+  const pong = await send(serve, { session, body: { jsonrpc: "2.0", id: 5, method: "ping" } });
+  deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 5, result: {} }]);
+});
+
+Deno.test("serve black box: DELETE ends the session: its GET stream and the streams of its requests end, the requests are canceled upstream, and every later request of it gets 404", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const session = await initialize(serve);
+  const other = await initialize(serve, "other");
+  const get = new Events(await send(serve, { session, method: "GET" }));
+  const slow = new Events(await send(serve, { session, body: call(2, "slow", { ms: 30_000 }) }));
+  const otherSlow = send(serve, { session: other, body: call(2, "slow", { ms: 300 }) });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const deleted = await send(serve, { session, method: "DELETE" });
+  ok(deleted.status >= 200 && deleted.status < 300, `DELETE: ${deleted.status}`);
+  await deleted.body?.cancel();
+  await within(get.done, 5_000, "the end of the GET stream");
+  await within(slow.done, 5_000, "the end of the call's stream");
+  deepStrictEqual(slow.seen, []);
+  await waitFor("the cancellation upstream", () => /slow canceled/.test(serve.stderr));
+  await refused(
+    await send(serve, { session, body: { jsonrpc: "2.0", id: 3, method: "ping" } }),
+    404,
+  );
+  await refused(await send(serve, { session, method: "GET" }), 404);
+  await refused(await send(serve, { session, method: "DELETE" }), 404);
+  // The other session's request with the same id was not touched.
+  strictEqual(textOf((await messagesOf(await otherSlow)).at(-1)), "slow done");
+});
+
+Deno.test("serve black box: Origin and Host (DNS rebinding): null, another host, another port or scheme get 403, also for a preflight; the server's own origin and --allow-origin pass with CORS", async () => {
+  await using serve = await ServeProcess.start([
+    "--allow-origin",
+    "https://app.example",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const port = serve.port;
+  const body = INITIALIZE;
+  for (
+    const origin of [
+      "null",
+      "http://evil.example",
+      `http://localhost:${port + 1}`,
+      `https://127.0.0.1:${port}`,
+      `http://127.0.0.1.evil.example:${port}`,
+      "https://app.example.evil",
+      "not a url",
+    ]
+  ) {
+    const response = await send(serve, { body, headers: { origin } });
+    strictEqual(response.headers.get("mcp-session-id"), null, origin);
+    await refused(response, 403);
+    const preflight = await send(serve, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "POST" },
+    });
+    strictEqual(preflight.status, 403, origin);
+    strictEqual(preflight.headers.get("access-control-allow-origin"), null, origin);
+    await preflight.body?.cancel();
+  }
+  for (
+    const origin of [`http://localhost:${port}`, `http://127.0.0.1:${port}`, "https://app.example"]
+  ) {
+    const preflight = await send(serve, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "POST" },
+    });
+    strictEqual(preflight.status, 204, origin);
+    strictEqual(preflight.headers.get("access-control-allow-origin"), origin);
+    ok(preflight.headers.get("access-control-allow-headers")?.includes("mcp-session-id"));
+    const response = await send(serve, { body, headers: { origin } });
+    strictEqual(response.status, 200, origin);
+    strictEqual(response.headers.get("access-control-allow-origin"), origin);
+    ok(response.headers.get("access-control-expose-headers")?.includes("mcp-session-id"));
+    await response.body?.cancel();
+  }
+  // A page whose name resolves to 127.0.0.1 (DNS rebinding) is same-origin for its browser:
+  // no Origin, its own name in Host.
+  for (const host of ["evil.example", `evil.example:${port}`, `127.0.0.1.nip.io:${port}`]) {
+    const raw = await rawHttp(serve, [
+      "POST /mcp HTTP/1.1",
+      `host: ${host}`,
+      "content-type: application/json",
+      `accept: ${BOTH}`,
+    ], JSON.stringify(INITIALIZE));
+    strictEqual(raw.status, 403, host);
+    ok(!raw.head.includes("mcp-session-id"), raw.head);
+  }
+  for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, "localhost"]) {
+    const raw = await rawHttp(serve, [
+      "POST /mcp HTTP/1.1",
+      `host: ${host}`,
+      "content-type: application/json",
+      `accept: ${BOTH}`,
+    ], JSON.stringify(INITIALIZE));
+    strictEqual(raw.status, 200, host);
+  }
+});
+
+Deno.test("serve black box: --token-env: a wrong token of the same length, a prefix, a longer one, another scheme get 401 before any session check; the scheme's case does not matter; the token is never in the log", async () => {
+  const token = "s3cret-T0ken-of-the-test-0123456789";
+  await using serve = await ServeProcess.start([
+    "--token-env",
+    "SERVE_TOKEN",
+    "--log-level",
+    "debug",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ], { SERVE_TOKEN: token });
+  const wrong = [
+    null,
+    `Bearer ${token.slice(0, -1)}X`,
+    `Bearer ${token.slice(0, -1)}`,
+    `Bearer ${token}0`,
+    `Bearer ${token.toUpperCase()}`,
+    `Basic ${btoa(`user:${token}`)}`,
+    token,
+    `Bearer ${token} ${token}`,
+    "Bearer",
+  ];
+  for (const authorization of wrong) {
+    for (const session of [undefined, "nosuchsession"]) {
+      const response = await send(serve, {
+        body: INITIALIZE,
+        ...(session && { session }),
+        headers: { authorization },
+      });
+      strictEqual(response.headers.get("mcp-session-id"), null);
+      ok(response.headers.get("www-authenticate")?.startsWith("Bearer"), authorization ?? "none");
+      const error = await refused(response, 401);
+      ok(!JSON.stringify(error).includes(token));
+    }
+  }
+  for (const scheme of ["Bearer", "bearer", "BEARER"]) {
+    const response = await send(serve, {
+      body: INITIALIZE,
+      headers: { authorization: `${scheme} ${token}` },
+    });
+    strictEqual(response.status, 200, scheme);
+    await response.body?.cancel();
+  }
+  ok(!serve.stderr.includes(token), "the token is in the log");
+  ok(!serve.stderr.includes(token.slice(0, 12)), "a part of the token is in the log");
+});
+
+Deno.test("serve black box: a body over --max-line-bytes: a request gets line_too_long with its id, a notification 400, an initialize starts no session; the session and serve go on", async () => {
+  await using serve = await ServeProcess.start([
+    "--max-line-bytes",
+    "2048",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const session = await initialize(serve);
+  const pad = "x".repeat(64 * 1024);
+  const big = await send(serve, { session, body: call(9, "say", { note: pad }) });
+  const [answer] = await messagesOf(big);
+  strictEqual(big.status, 200);
+  strictEqual(answer?.id, 9);
+  strictEqual((answer?.error as { data?: { cause?: string } }).data?.cause, "line_too_long");
+  const note = await send(serve, {
+    session,
+    body: { jsonrpc: "2.0", method: "notifications/progress", params: { pad } },
+  });
+  strictEqual((await refused(note, 400)).code, -32600);
+  const init = structuredClone(INITIALIZE) as Obj;
+  (init.params as Obj).pad = pad;
+  const tooLongInit = await send(serve, { body: init });
+  strictEqual(tooLongInit.headers.get("mcp-session-id"), null);
+  strictEqual((await messagesOf(tooLongInit))[0]?.id, 1);
+  const pong = await send(serve, { session, body: { jsonrpc: "2.0", id: 10, method: "ping" } });
+  deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 10, result: {} }]);
+});
+
+Deno.test("serve black box: --max-sessions 2: a third initialize gets 503 with Retry-After; once a session ends, a new one starts", async () => {
+  await using serve = await ServeProcess.start([
+    "--max-sessions",
+    "2",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const first = await initialize(serve);
+  await initialize(serve);
+  const third = await send(serve, { body: INITIALIZE });
+  ok(third.headers.get("retry-after"), "no Retry-After");
+  strictEqual(third.headers.get("mcp-session-id"), null);
+  await refused(third, 503);
+  const deleted = await send(serve, { session: first, method: "DELETE" });
+  await deleted.body?.cancel();
+  await initialize(serve);
+});

@@ -518,3 +518,127 @@ Deno.test("serve black box: --max-sessions 2: a third initialize gets 503 with R
   await deleted.body?.cancel();
   await initialize(serve);
 });
+
+Deno.test("serve black box: request ids: one in flight used again in its session gets an error at once and the first its own answer; two sessions with the same ids at once each get their own answers, and a cancellation of one leaves the other's", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const a = await initialize(serve, "alpha");
+  const b = await initialize(serve, "beta");
+  // The same id again while it is in flight, in the same session.
+  const first = send(serve, { session: a, body: call(2, "slow", { ms: 500 }) });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const again = await send(serve, { session: a, body: call(2, "whoami") });
+  const [error] = await messagesOf(again);
+  strictEqual(error?.id, 2);
+  ok(error?.error, JSON.stringify(error));
+  strictEqual(textOf((await messagesOf(await first)).at(-1)), "slow done");
+  // Once it is answered, the id is free again.
+  const reused = await send(serve, { session: a, body: call(2, "whoami") });
+  strictEqual(JSON.parse(textOf((await messagesOf(reused)).at(-1))).name, "alpha");
+  // Both sessions use the ids 3 to 8 at once, with calls that end in another order.
+  const calls = (session: string, name: string) =>
+    [3, 4, 5, 6, 7, 8].map(async (id) => {
+      const body = id % 2 === 0 ? call(id, "slow", { ms: 50 * (9 - id) }) : call(id, "whoami");
+      const messages = await messagesOf(await send(serve, { session, body }));
+      strictEqual(messages.length, 1, `${name} ${id}: ${JSON.stringify(messages)}`);
+      strictEqual(messages[0]!.id, id);
+      const text = textOf(messages[0]);
+      return id % 2 === 0 ? text : JSON.parse(text).name;
+    });
+  const [gotA, gotB] = await Promise.all([
+    Promise.all(calls(a, "alpha")),
+    Promise.all(calls(b, "beta")),
+  ]);
+  deepStrictEqual(gotA, ["alpha", "slow done", "alpha", "slow done", "alpha", "slow done"]);
+  deepStrictEqual(gotB, ["beta", "slow done", "beta", "slow done", "beta", "slow done"]);
+  // The same id in flight in both; alpha cancels its own: beta's goes on and gets its answer.
+  const slowA = new Events(await send(serve, { session: a, body: call(9, "slow", { ms: 800 }) }));
+  const slowB = send(serve, { session: b, body: call(9, "slow", { ms: 800 }) });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const cancel = await send(serve, {
+    session: a,
+    body: { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 9 } },
+  });
+  strictEqual(cancel.status, 202);
+  await within(slowA.done, 5_000, "the end of alpha's canceled call");
+  deepStrictEqual(slowA.seen, []);
+  strictEqual(textOf((await messagesOf(await slowB)).at(-1)), "slow done");
+  strictEqual(serve.stderr.match(/slow canceled/g)?.length, 1, serve.stderr);
+});
+
+Deno.test("serve black box: ping and logging/setLevel are each session's own: one JSON body each, and a session's level filters its own log messages only", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const quiet = await initialize(serve, "quiet");
+  const loud = await initialize(serve, "loud");
+  for (const [session, level] of [[quiet, "error"], [loud, "debug"]] as const) {
+    const set = await send(serve, {
+      session,
+      body: { jsonrpc: "2.0", id: 2, method: "logging/setLevel", params: { level } },
+    });
+    strictEqual(set.headers.get("content-type"), "application/json");
+    deepStrictEqual(await messagesOf(set), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+    const ping = await send(serve, { session, body: { jsonrpc: "2.0", id: 3, method: "ping" } });
+    strictEqual(ping.headers.get("content-type"), "application/json");
+    deepStrictEqual(await messagesOf(ping), [{ jsonrpc: "2.0", id: 3, result: {} }]);
+  }
+  // One call at a time: a log message of a stdio upstream (which names no request) reaches the
+  // session that alone has calls in flight, on its GET stream. Info messages reach the session
+  // at debug, not the one at error.
+  const gets = new Map<string, Events>();
+  for (const session of [quiet, loud]) {
+    gets.set(session, new Events(await send(serve, { session, method: "GET" })));
+  }
+  const said = async (session: string, note: string) => {
+    const messages = await messagesOf(
+      await send(serve, { session, body: call(4, "say", { note, times: 2, ms: 10 }) }),
+    );
+    strictEqual(textOf(messages.at(-1)), "said");
+  };
+  const logs = (session: string) =>
+    [...gets.get(session)!.seen].filter((m) => m.method === "notifications/message").map((m) =>
+      (m.params as Obj).data
+    );
+  await said(quiet, "to quiet");
+  await said(loud, "to loud");
+  await waitFor("loud's log messages", () => logs(loud).length === 2);
+  await said(quiet, "to quiet");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  deepStrictEqual(logs(loud), ["to loud", "to loud"]);
+  deepStrictEqual(logs(quiet), []);
+});
+
+Deno.test("serve black box: an elicitation of one session comes on the stream of its call only; the other session's streams see nothing of it; the answer of one session cannot answer another's", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const a = await initialize(serve, "alpha");
+  const b = await initialize(serve, "beta");
+  const getA = new Events(await send(serve, { session: a, method: "GET" }));
+  const getB = new Events(await send(serve, { session: b, method: "GET" }));
+  const askA = new Events(
+    await send(serve, { session: a, body: call(2, "ask", { question: "alpha?" }) }),
+  );
+  const question = await askA.next("alpha's question", (m) => m.method === "elicitation/create");
+  strictEqual((question.params as Obj).message, "alpha?");
+  // beta answers alpha's question with its id: that answer reaches nothing of alpha's.
+  const stolen = await send(serve, {
+    session: b,
+    body: { jsonrpc: "2.0", id: question.id, result: { action: "accept", content: { a: "beta" } } },
+  });
+  strictEqual(stolen.status, 202);
+  await stolen.body?.cancel();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  ok(!askA.seen.some((m) => "result" in m), JSON.stringify(askA.seen));
+  const answer = await send(serve, {
+    session: a,
+    body: {
+      jsonrpc: "2.0",
+      id: question.id,
+      result: { action: "accept", content: { a: "alpha" } },
+    },
+  });
+  strictEqual(answer.status, 202);
+  await answer.body?.cancel();
+  await within(askA.done, 10_000, "the end of alpha's call");
+  strictEqual(textOf(askA.seen.at(-1)), "answered: alpha");
+  const questions = (events: Events) => events.seen.filter((m) => m.method !== undefined);
+  deepStrictEqual(questions(getB).filter((m) => m.method === "elicitation/create"), []);
+  deepStrictEqual(questions(getA).filter((m) => m.method === "elicitation/create"), []);
+});

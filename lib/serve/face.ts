@@ -257,11 +257,13 @@ export class HttpFace {
 
   /**
    * `serve` stops: from now on a new session, a new request and a new GET
-   * stream get 503; the answers and cancellations of the clients still reach
+   * stream get 503, and a request that waits for the back pressure of its
+   * session gets the error `stopping` at once; the answers and cancellations of the clients still reach
    * the requests in flight, and DELETE still ends a session.
    */
   stop(): void {
     this.#stopping = true;
+    for (const { session } of this.#sessions.values()) session.refuseRequests();
   }
 
   /** Waits until no session has a request in flight, for at most `graceMs`. */

@@ -53,6 +53,9 @@ export class ServeSession {
   #held: Promise<void> | undefined;
   /** The requests that wait for {@linkcode #held}. */
   #waiting = 0;
+  /** Set once `serve` stops: a request that waits is answered `stopping` at once. */
+  readonly #stopping = Promise.withResolvers<void>();
+  #refusing = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
   #ending: Promise<void> | undefined;
 
@@ -101,8 +104,13 @@ export class ServeSession {
         return json({ jsonrpc: "2.0", id: inbound.id, error }, 200, headers);
       }
       this.#waiting++;
-      await this.#held;
+      await Promise.race([this.#held, this.#stopping.promise]);
       this.#waiting--;
+    }
+    // serve stops: a request that waited for the client's streams is new work, never started,
+    // and gets the answer of a request in flight at the end of the grace.
+    if (inbound.kind === "request" && this.#refusing) {
+      return json({ jsonrpc: "2.0", id: inbound.id, error: rpcErrorOf("stopping") }, 200, headers);
     }
     // Ended meanwhile (a DELETE, the idle limit): its front end answers nothing more.
     if (this.#ending) return httpError("session_not_found");
@@ -183,12 +191,31 @@ export class ServeSession {
   }
 
   /**
+   * `serve` stops (SIGTERM): the session takes no new request, and each
+   * request that waits for the back pressure of its streams gets the error
+   * `stopping` at once; the requests in flight go on for the grace.
+   */
+  refuseRequests(): void {
+    if (this.#refusing) return;
+    this.#refusing = true;
+    if (this.#waiting > 0) {
+      this.#log.info(
+        `stopping: ${this.#waiting} request${
+          this.#waiting === 1 ? "" : "s"
+        } that waited for the client's streams get the error stopping`,
+      );
+    }
+    this.#stopping.resolve();
+  }
+
+  /**
    * The end of `serve` after its shutdown grace: each request still in
    * flight gets the error `stopping` (its client must not wait for an
    * answer that never comes), then the session ends as {@linkcode end}
    * does, which cancels those requests upstream.
    */
   stop(): Promise<void> {
+    this.refuseRequests();
     if (!this.#ending) {
       const answered = this.#channel.answerEach(rpcErrorOf("stopping"));
       if (answered > 0) {

@@ -642,3 +642,59 @@ Deno.test("serve black box: an elicitation of one session comes on the stream of
   deepStrictEqual(questions(getB).filter((m) => m.method === "elicitation/create"), []);
   deepStrictEqual(questions(getA).filter((m) => m.method === "elicitation/create"), []);
 });
+
+Deno.test("serve black box: SIGTERM: a request that waits for the back pressure of its session (a GET stream its client does not read) gets the answer stopping at once, as a request in flight gets it after the grace", async () => {
+  await using serve = await ServeProcess.start([
+    "--shutdown-grace",
+    "2",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const session = await initialize(serve);
+  const level = await send(serve, {
+    session,
+    body: { jsonrpc: "2.0", id: 2, method: "logging/setLevel", params: { level: "info" } },
+  });
+  await level.body?.cancel();
+  // A GET stream that the client never reads, and 16 MB of log messages for it.
+  const get = await send(serve, { session, method: "GET" });
+  strictEqual(get.status, 200);
+  const say = await send(serve, {
+    session,
+    body: call(3, "say", { note: "x".repeat(800_000), times: 16 }),
+  });
+  strictEqual(textOf((await messagesOf(say)).at(-1)), "said");
+  // The first request after it is taken; the next ones wait for the client to read.
+  const taken = await send(serve, { session, body: { jsonrpc: "2.0", id: 4, method: "ping" } });
+  deepStrictEqual(await messagesOf(taken), [{ jsonrpc: "2.0", id: 4, result: {} }]);
+  const waiting = [5, 6].map((id) =>
+    send(serve, { session, body: { jsonrpc: "2.0", id, method: "ping" } })
+  );
+  const early = await Promise.race([
+    Promise.any(waiting).then(() => "answered"),
+    new Promise((resolve) => setTimeout(() => resolve("waits"), 500)),
+  ]);
+  strictEqual(early, "waits", "the requests did not wait: no back pressure");
+  const started = Date.now();
+  serve.child.kill("SIGTERM");
+  const answers = await within(Promise.all(waiting), 5_000, "the answers of the waiting requests");
+  ok(Date.now() - started < 1_500, `answered after ${Date.now() - started} ms, not at once`);
+  for (const [i, response] of answers.entries()) {
+    strictEqual(response.status, 200);
+    deepStrictEqual(await messagesOf(response), [{
+      jsonrpc: "2.0",
+      id: 5 + i,
+      error: {
+        code: -32000,
+        message: "The server stops. Try again later.",
+        data: { cause: "stopping" },
+      },
+    }]);
+  }
+  await get.body?.cancel();
+  strictEqual(await serve.stop(), 0);
+  ok(
+    serve.stderr.includes("2 requests that waited for the client's streams get the error stopping"),
+    serve.stderr,
+  );
+});

@@ -119,6 +119,12 @@ export class ServeSession {
       const body = { jsonrpc: "2.0", id: inbound.id, error: inbound.error.toJSON() };
       return json(body, inbound.id === null ? 400 : 200, headers);
     }
+    if (inbound.kind === "drop") {
+      // A response that is not valid or answers no request of the server: the transport asks
+      // for an error status when the server cannot accept a message (the front end logs it).
+      this.#accept(inbound);
+      return httpError("not_accepted", headers);
+    }
     if (inbound.kind !== "request") {
       this.#accept(inbound);
       return new Response(null, { status: 202, headers });

@@ -698,3 +698,31 @@ Deno.test("serve black box: SIGTERM: a request that waits for the back pressure 
     serve.stderr,
   );
 });
+
+Deno.test("serve black box: a POST of a response that the server cannot accept (not valid, or of no request it sent) gets 400 with a JSON-RPC error without an id, not 202; a valid one still gets 202", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const session = await initialize(serve);
+  for (
+    const body of [
+      { jsonrpc: "2.0", result: {} },
+      { jsonrpc: "2.0", id: null, result: {} },
+      { jsonrpc: "2.0", id: "x-1", result: {}, error: { code: 1, message: "x" } },
+      { jsonrpc: "2.0", id: "x-1", error: { message: "no code" } },
+      { id: "x-1", result: {} },
+      { jsonrpc: "2.0", id: 12345, result: {} },
+      { jsonrpc: "2.0", id: "not-of-the-server", error: { code: -1, message: "x" } },
+    ]
+  ) {
+    const error = await refused(await send(serve, { session, body }), 400);
+    strictEqual(error.code, -32600, JSON.stringify(body));
+  }
+  // A late answer to a request of the server (its id is the server's) is accepted, a broken
+  // one too (it fails the server's request, as on stdio).
+  for (const body of [{ jsonrpc: "2.0", id: "b-77", result: {} }, { id: "b-78", result: {} }]) {
+    const late = await send(serve, { session, body });
+    strictEqual(late.status, 202);
+    strictEqual(await late.text(), "");
+  }
+  const pong = await send(serve, { session, body: { jsonrpc: "2.0", id: 2, method: "ping" } });
+  deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+});

@@ -236,6 +236,14 @@ Deno.test("serve black box: the refusals of the transport: 406, 415, 400, 404, 4
   const elsewhere = await send(serve, { path: "/other/mcp", session, body: ping });
   strictEqual(elsewhere.status, 404);
   await elsewhere.body?.cancel();
+  // A client of both revisions probes with server/discover and its own revision's header, no
+  // session: -32601, so that it falls back to initialize (not a 400 that it cannot read).
+  const discover = await send(serve, {
+    body: { jsonrpc: "2.0", id: 8, method: "server/discover", params: {} },
+    headers: { "mcp-protocol-version": "2026-07-28" },
+  });
+  strictEqual(discover.status, 200);
+  strictEqual(((await messagesOf(discover))[0]?.error as Obj).code, -32601);
   // The session is untouched: a request with an older revision it supports still works.
   const pong = await send(serve, {
     session,
@@ -725,4 +733,115 @@ Deno.test("serve black box: a POST of a response that the server cannot accept (
   }
   const pong = await send(serve, { session, body: { jsonrpc: "2.0", id: 2, method: "ping" } });
   deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+});
+
+Deno.test("serve black box: a client that sends half its body and closes the connection costs nothing: serve and the session go on", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const session = await initialize(serve);
+  for (let i = 0; i < 3; i++) {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: serve.port });
+    const head = [
+      "POST /mcp HTTP/1.1",
+      `host: 127.0.0.1:${serve.port}`,
+      "content-type: application/json",
+      `accept: ${BOTH}`,
+      `mcp-session-id: ${session}`,
+      "content-length: 1000",
+      "",
+      '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"',
+    ].join("\r\n");
+    await conn.write(new TextEncoder().encode(head));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    conn.close();
+  }
+  const pong = await send(serve, { session, body: { jsonrpc: "2.0", id: 5, method: "ping" } });
+  deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 5, result: {} }]);
+  ok(!/slow/.test(serve.stderr), serve.stderr);
+});
+
+Deno.test("serve black box: --session-idle: a session with an open GET stream stays; one with no stream and no request ends after the limit (404); the log names it by its number, never by its id", async () => {
+  await using serve = await ServeProcess.start([
+    "--session-idle",
+    "0.5",
+    "--log-level",
+    "debug",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const kept = await initialize(serve);
+  const idle = await initialize(serve);
+  const get = new Events(await send(serve, { session: kept, method: "GET" }));
+  await waitFor(
+    "the end of the idle session",
+    () => /session #2: the session ends/.test(serve.stderr),
+  );
+  await refused(
+    await send(serve, { session: idle, body: { jsonrpc: "2.0", id: 2, method: "ping" } }),
+    404,
+  );
+  const pong = await send(serve, {
+    session: kept,
+    body: { jsonrpc: "2.0", id: 2, method: "ping" },
+  });
+  deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+  ok(!get.ended);
+  ok(serve.stderr.includes("session #1: a new session started"), serve.stderr);
+  for (const id of [kept, idle]) {
+    ok(!serve.stderr.includes(id.slice(-12)), "a session id in the log");
+  }
+});
+
+Deno.test("serve black box: a session's requests in flight are bounded by --max-in-flight (one more gets too_many_requests at once); another session is not bounded by them", async () => {
+  await using serve = await ServeProcess.start([
+    "--max-in-flight",
+    "2",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const a = await initialize(serve);
+  const b = await initialize(serve, "beta");
+  const slow = [2, 3].map((id) => send(serve, { session: a, body: call(id, "slow", { ms: 700 }) }));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const [over] = await messagesOf(await send(serve, { session: a, body: call(4, "whoami") }));
+  strictEqual(over?.id, 4);
+  strictEqual((over?.error as { data?: { cause?: string } }).data?.cause, "too_many_requests");
+  const others = await Promise.all([5, 6].map(async (id) => {
+    const messages = await messagesOf(await send(serve, { session: b, body: call(id, "whoami") }));
+    return JSON.parse(textOf(messages.at(-1))).name;
+  }));
+  deepStrictEqual(others, ["beta", "beta"]);
+  for (const response of await Promise.all(slow)) {
+    strictEqual(textOf((await messagesOf(response)).at(-1)), "slow done");
+  }
+});
+
+Deno.test("serve black box: --config: a session belongs to its endpoint (its id at another endpoint is 404); a second initialize in a session is refused and the session goes on", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const config = `${dir}/servers.json`;
+    const args = ["--", ...CONFORMANCE_UPSTREAM];
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({ servers: { one: { args }, two: { args } } }),
+    );
+    await using serve = await ServeProcess.start(["--config", config]);
+    const ping = { jsonrpc: "2.0", id: 2, method: "ping" };
+    const init = await send(serve, { path: "/one/mcp", body: INITIALIZE });
+    const session = init.headers.get("mcp-session-id")!;
+    ok((await messagesOf(init))[0]?.result);
+    await refused(await send(serve, { path: "/two/mcp", session, body: ping }), 404);
+    await refused(await send(serve, { path: "/two/mcp", session, method: "GET" }), 404);
+    await refused(await send(serve, { path: "/two/mcp", session, method: "DELETE" }), 404);
+    const root = await send(serve, { path: "/mcp", session, body: ping });
+    strictEqual(root.status, 404);
+    await root.body?.cancel();
+    const again = await send(serve, { path: "/one/mcp", session, body: { ...INITIALIZE, id: 3 } });
+    const [refusal] = await messagesOf(again);
+    strictEqual(refusal?.id, 3);
+    ok(refusal?.error, JSON.stringify(refusal));
+    const pong = await send(serve, { path: "/one/mcp", session, body: ping });
+    deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -845,3 +845,73 @@ Deno.test("serve black box: --config: a session belongs to its endpoint (its id 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test('serve black box: ids and progress tokens of any type: 7 and "7" in flight at once in one session, and the same progress token in two sessions at once, each get their own', async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const a = await initialize(serve, "alpha");
+  const b = await initialize(serve, "beta");
+  const both = await Promise.all([7, "7"].map(async (id) => {
+    const messages = await messagesOf(
+      await send(serve, { session: a, body: call(id, "slow", { ms: 300 }) }),
+    );
+    deepStrictEqual(messages.map((m) => m.id), [id]);
+    return textOf(messages[0]);
+  }));
+  deepStrictEqual(both, ["slow done", "slow done"]);
+  // A canceled string id cancels that request only.
+  const canceled = new Events(
+    await send(serve, { session: a, body: call("x", "slow", { ms: 800 }) }),
+  );
+  const kept = send(serve, { session: a, body: call(8, "slow", { ms: 800 }) });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const cancel = await send(serve, {
+    session: a,
+    body: { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "x" } },
+  });
+  strictEqual(cancel.status, 202);
+  await within(canceled.done, 5_000, "the end of the canceled call");
+  deepStrictEqual(canceled.seen, []);
+  strictEqual(textOf((await messagesOf(await kept)).at(-1)), "slow done");
+  // The same progress token (a string, and a number that is not the request's id) in both.
+  for (const token of ["tok", 42]) {
+    const progress = await Promise.all([a, b].map(async (session, i) => {
+      const body = call(10 + i, "test_tool_with_progress");
+      (body.params as Obj)._meta = { progressToken: token };
+      const messages = await messagesOf(await send(serve, { session, body }));
+      strictEqual(textOf(messages.at(-1)), "progress done");
+      const notes = messages.filter((m) => m.method === "notifications/progress");
+      for (const note of notes) strictEqual((note.params as Obj).progressToken, token);
+      return notes.map((note) => (note.params as Obj).progress);
+    }));
+    deepStrictEqual(progress, [[0, 50, 100], [0, 50, 100]], `token ${token}`);
+  }
+});
+
+Deno.test("serve black box: a list change of the shared upstream reaches every session once, on its GET stream", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const a = await initialize(serve, "alpha");
+  const b = await initialize(serve, "beta");
+  const gets = await Promise.all(
+    [a, b].map(async (session) => new Events(await send(serve, { session, method: "GET" }))),
+  );
+  // What waited for the streams (the list changes of the start) has come.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const before = gets.map((g) => g.seen.length);
+  const added = await send(serve, { session: a, body: call(2, "add_tool", { name: "fresh" }) });
+  strictEqual(textOf((await messagesOf(added)).at(-1)), "added");
+  for (const get of gets) {
+    await get.next("tools/list_changed", (m) => m.method === "notifications/tools/list_changed");
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  for (const [i, get] of gets.entries()) {
+    deepStrictEqual(get.seen.slice(before[i]), [
+      { jsonrpc: "2.0", method: "notifications/tools/list_changed" },
+    ]);
+  }
+  const list = await send(serve, {
+    session: b,
+    body: { jsonrpc: "2.0", id: 3, method: "tools/list" },
+  });
+  const tools = ((await messagesOf(list)).at(-1)?.result as { tools: { name: string }[] }).tools;
+  ok(tools.some((tool) => tool.name === "fresh"));
+});

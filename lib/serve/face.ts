@@ -117,19 +117,25 @@ export class HttpFace {
     const endpoint = this.#byPath.get(new URL(request.url).pathname);
     if (!endpoint) return new Response("Not Found\n", { status: 404 });
     const refusal = await checkRequest(request, this.#o.guard());
-    if (refusal) {
+    if (refusal?.status === 403) {
       this.#o.log.debug(`refused a request: ${refusal.message}`);
-      return refusal.status === 401
-        ? httpError("unauthorized", { "www-authenticate": 'Bearer realm="mcp"' })
-        : httpError("forbidden");
+      return httpError("forbidden");
     }
+    // The origin passed the guard: a page of it may read the response, a 401 too (its
+    // WWW-Authenticate says what is missing).
     const origin = request.headers.get("origin");
     const cors: Record<string, string> = origin === null ? {} : {
       "access-control-allow-origin": origin,
-      "access-control-expose-headers": "mcp-session-id, mcp-protocol-version",
+      "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
       "vary": "origin",
     };
-    const response = await this.#route(request, endpoint, cors);
+    let response: Response;
+    if (refusal) {
+      this.#o.log.debug(`refused a request: ${refusal.message}`);
+      response = httpError("unauthorized", { "www-authenticate": 'Bearer realm="mcp"' });
+    } else {
+      response = await this.#route(request, endpoint, cors);
+    }
     for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
     return response;
   };

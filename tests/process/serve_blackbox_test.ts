@@ -435,11 +435,13 @@ Deno.test("serve black box: Origin and Host (DNS rebinding): null, another host,
   }
 });
 
-Deno.test("serve black box: --token-env: a wrong token of the same length, a prefix, a longer one, another scheme get 401 before any session check; the scheme's case does not matter; the token is never in the log", async () => {
+Deno.test("serve black box: --token-env: a wrong token of the same length, a prefix, a longer one, another scheme get 401 before any session check; the scheme's case does not matter; a page of an allowed origin can read its 401 (CORS); the token is never in the log", async () => {
   const token = "s3cret-T0ken-of-the-test-0123456789";
   await using serve = await ServeProcess.start([
     "--token-env",
     "SERVE_TOKEN",
+    "--allow-origin",
+    "https://app.example",
     "--log-level",
     "debug",
     "--",
@@ -477,6 +479,23 @@ Deno.test("serve black box: --token-env: a wrong token of the same length, a pre
     strictEqual(response.status, 200, scheme);
     await response.body?.cancel();
   }
+  // A page of an allowed origin can read its 401 and its WWW-Authenticate (CORS), and its
+  // preflight needs no token; a page of another origin gets 403 first.
+  const page = await send(serve, { body: INITIALIZE, headers: { origin: "https://app.example" } });
+  strictEqual(page.status, 401);
+  strictEqual(page.headers.get("access-control-allow-origin"), "https://app.example");
+  ok(page.headers.get("access-control-expose-headers")?.includes("www-authenticate"));
+  await page.body?.cancel();
+  const preflight = await send(serve, {
+    method: "OPTIONS",
+    headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+  });
+  strictEqual(preflight.status, 204);
+  await preflight.body?.cancel();
+  const evil = await send(serve, { body: INITIALIZE, headers: { origin: "https://evil.example" } });
+  strictEqual(evil.status, 403);
+  strictEqual(evil.headers.get("access-control-allow-origin"), null);
+  await evil.body?.cancel();
   ok(!serve.stderr.includes(token), "the token is in the log");
   ok(!serve.stderr.includes(token.slice(0, 12)), "a part of the token is in the log");
 });

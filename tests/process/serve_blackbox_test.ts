@@ -13,6 +13,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { readEvents } from "../../lib/http/sse.ts";
 import { waitFor, within } from "../wait.ts";
+import { runBridge } from "./helpers.ts";
 import { CONFORMANCE_UPSTREAM, ServeProcess } from "./serve_helpers.ts";
 
 type Obj = Record<string, unknown>;
@@ -933,4 +934,24 @@ Deno.test("serve black box: a list change of the shared upstream reaches every s
   });
   const tools = ((await messagesOf(list)).at(-1)?.result as { tools: { name: string }[] }).tools;
   ok(tools.some((tool) => tool.name === "fresh"));
+});
+
+Deno.test("serve black box: the token of --token-env must be a usable bearer token (empty, blank or with a space: exit 2, and its value is never printed); an address that is not loopback needs one", async () => {
+  const upstream = ["--", "node", "x.js"];
+  const cases: [Record<string, string>, string[], RegExp][] = [
+    [{ T: "" }, ["--token-env", "T"], /T is not set/],
+    [{ T: "   " }, ["--token-env", "T"], /T is not set/],
+    [{ T: "two words-SECRETVALUE" }, ["--token-env", "T"], /not a valid bearer token/],
+    [{}, ["--host", "0.0.0.0"], /needs --token-env/],
+    [{}, ["--host", "::"], /needs --token-env/],
+    [{}, ["--host", "0"], /needs --token-env/],
+    [{}, ["--host", "127.1"], /needs --token-env/],
+  ];
+  for (const [env, flags, reason] of cases) {
+    const run = await runBridge(["serve", ...flags, ...upstream], env);
+    strictEqual(run.code, 2, `${flags.join(" ")}: ${run.stderr}`);
+    ok(reason.test(run.stderr), run.stderr);
+    ok(!run.stderr.includes("SECRETVALUE"), run.stderr);
+    ok(!run.stderr.includes("listening"), run.stderr);
+  }
 });

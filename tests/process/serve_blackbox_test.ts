@@ -955,3 +955,42 @@ Deno.test("serve black box: the token of --token-env must be a usable bearer tok
     ok(!run.stderr.includes("listening"), run.stderr);
   }
 });
+
+Deno.test("serve black box: during the grace of SIGTERM: initialize, GET and a new request get 503 with Retry-After; a notification gets 202 and DELETE ends a session; a second SIGTERM changes nothing; the request in flight finishes; exit 0", async () => {
+  await using serve = await ServeProcess.start([
+    "--shutdown-grace",
+    "10",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const session = await initialize(serve);
+  const other = await initialize(serve, "other");
+  const slow = send(serve, { session, body: call(2, "slow", { ms: 1_500 }) });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  serve.child.kill("SIGTERM");
+  await waitFor("the stop line", () => serve.stderr.includes("stopping"));
+  for (
+    const s of [
+      { body: INITIALIZE },
+      { session, method: "GET" },
+      { session, body: { jsonrpc: "2.0", id: 3, method: "ping" } },
+    ] satisfies Send[]
+  ) {
+    const response = await send(serve, s);
+    ok(response.headers.get("retry-after"), "no Retry-After");
+    strictEqual((await refused(response, 503)).code, -32000);
+  }
+  serve.child.kill("SIGTERM");
+  const note = await send(serve, {
+    session,
+    body: { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } },
+  });
+  strictEqual(note.status, 202);
+  await note.body?.cancel();
+  const deleted = await send(serve, { session: other, method: "DELETE" });
+  strictEqual(deleted.status, 200);
+  await deleted.body?.cancel();
+  await refused(await send(serve, { session: other, method: "DELETE" }), 404);
+  strictEqual(textOf((await messagesOf(await slow)).at(-1)), "slow done");
+  strictEqual(await serve.stop(), 0);
+});

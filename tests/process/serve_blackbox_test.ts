@@ -254,7 +254,7 @@ Deno.test("serve black box: the refusals of the transport: 406, 415, 400, 404, 4
   deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 7, result: {} }]);
 });
 
-Deno.test("serve black box: a JSON-RPC batch (an array, which revision 2025-11-25 has not) is refused with an error, with or without a session; serve goes on", async () => {
+Deno.test("serve black box: a JSON-RPC batch (an array, which revision 2025-11-25 has not) is refused with an error, with or without a session, as are bodies that are no message; serve goes on", async () => {
   await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
   // Without a session: a batch that holds an initialize starts no session.
   const first = await send(serve, { body: [INITIALIZE] });
@@ -271,9 +271,25 @@ Deno.test("serve black box: a JSON-RPC batch (an array, which revision 2025-11-2
   ) {
     strictEqual((await refused(await send(serve, { session, body: batch }), 400)).code, -32600);
   }
+  // Other bodies that are no message: JSON that is not an object, and bytes that are not UTF-8.
+  for (const body of ["null", "42", '"ping"', "{}", '{"jsonrpc":"2.0"}']) {
+    strictEqual((await refused(await send(serve, { session, body }), 400)).code, -32600, body);
+  }
+  const latin1 = await fetch(serve.url(), {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: BOTH,
+      "mcp-session-id": session,
+    },
+    body: new Uint8Array([0x7b, 0x22, 0xe9, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+  });
+  strictEqual((await refused(latin1, 400)).code, -32700);
   const pong = await send(serve, { session, body: { jsonrpc: "2.0", id: 4, method: "ping" } });
   deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 4, result: {} }]);
-  strictEqual(serve.child.pid > 0 && (await send(serve, { body: INITIALIZE })).status, 200);
+  const init = await send(serve, { body: INITIALIZE });
+  strictEqual(init.status, 200);
+  await init.body?.cancel();
 });
 
 Deno.test("serve black box: a notification, a cancellation and a client's response each get 202 with no body; a body that is not JSON 400 with -32700", async () => {
@@ -993,4 +1009,26 @@ Deno.test("serve black box: during the grace of SIGTERM: initialize, GET and a n
   await refused(await send(serve, { session: other, method: "DELETE" }), 404);
   strictEqual(textOf((await messagesOf(await slow)).at(-1)), "slow done");
   strictEqual(await serve.stop(), 0);
+});
+
+Deno.test("serve black box: an id whose POST connection went while its request still runs: the same id again gets an error, never the answer of the first; once the first is over, the id is free", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const session = await initialize(serve);
+  const gone = new AbortController();
+  const first = await send(serve, {
+    session,
+    body: call(5, "slow", { ms: 800 }),
+    signal: gone.signal,
+  });
+  strictEqual(first.status, 200);
+  gone.abort();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const again = await messagesOf(await send(serve, { session, body: call(5, "whoami") }));
+  strictEqual(again.length, 1, JSON.stringify(again));
+  strictEqual(again[0]!.id, 5);
+  ok(again[0]!.error, `not an error: ${JSON.stringify(again)}`);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const later = await messagesOf(await send(serve, { session, body: call(5, "whoami") }));
+  deepStrictEqual(later.map((m) => m.id), [5]);
+  strictEqual(JSON.parse(textOf(later[0])).name, "blackbox");
 });

@@ -114,13 +114,15 @@ export class HttpFace {
 
   /** Handles one HTTP request (the handler of `Deno.serve`). */
   readonly handle = async (request: Request): Promise<Response> => {
-    const endpoint = this.#byPath.get(new URL(request.url).pathname);
-    if (!endpoint) return new Response("Not Found\n", { status: 404 });
+    // The guard first: a client that it refuses learns nothing of the paths that are served
+    // (the names of --config).
     const refusal = await checkRequest(request, this.#o.guard());
     if (refusal?.status === 403) {
       this.#o.log.debug(`refused a request: ${refusal.message}`);
       return httpError("forbidden");
     }
+    const endpoint = this.#byPath.get(new URL(request.url).pathname);
+    if (!refusal && !endpoint) return new Response("Not Found\n", { status: 404 });
     // The origin passed the guard: a page of it may read the response, a 401 too (its
     // WWW-Authenticate says what is missing).
     const origin = request.headers.get("origin");
@@ -130,8 +132,8 @@ export class HttpFace {
       "vary": "origin",
     };
     let response: Response;
-    if (refusal) {
-      this.#o.log.debug(`refused a request: ${refusal.message}`);
+    if (refusal || !endpoint) {
+      this.#o.log.debug(`refused a request: ${refusal?.message ?? "no token"}`);
       response = httpError("unauthorized", { "www-authenticate": 'Bearer realm="mcp"' });
     } else {
       response = await this.#route(request, endpoint, cors);

@@ -526,3 +526,29 @@ Deno.test("serve black box: during the grace of SIGTERM: initialize, GET and a n
   strictEqual(textOf((await messagesOf(await slow)).at(-1)), "slow done");
   strictEqual(await serve.stop(), 0);
 });
+
+Deno.test("serve black box: with --token-env, a client without the token learns nothing of the endpoints of --config: every path gets 401, a served one and an unknown one alike", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const config = `${dir}/servers.json`;
+    const args = ["--", ...CONFORMANCE_UPSTREAM];
+    await Deno.writeTextFile(config, JSON.stringify({ servers: { github: { args } } }));
+    await using serve = await ServeProcess.start(["--config", config, "--token-env", "T"], {
+      T: "the-token",
+    });
+    for (const path of ["/github/mcp", "/gitlab/mcp", "/mcp", "/"]) {
+      const response = await send(serve, { path, body: INITIALIZE });
+      strictEqual(response.status, 401, path);
+      await response.body?.cancel();
+    }
+    const known = await send(serve, {
+      path: "/gitlab/mcp",
+      body: INITIALIZE,
+      headers: { authorization: "Bearer the-token" },
+    });
+    strictEqual(known.status, 404);
+    await known.body?.cancel();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

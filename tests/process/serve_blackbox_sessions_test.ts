@@ -381,3 +381,32 @@ Deno.test("serve black box: an id whose POST connection went while its request s
   deepStrictEqual(later.map((m) => m.id), [5]);
   strictEqual(JSON.parse(textOf(later[0])).name, "blackbox");
 });
+
+Deno.test("serve black box: --upstream-grace: a window that reloads within the grace (DELETE, then initialize) gets the same upstream child; after the grace a new session gets a new one", async () => {
+  await using serve = await ServeProcess.start([
+    "--upstream-grace",
+    "1",
+    "--",
+    ...CONFORMANCE_UPSTREAM,
+  ]);
+  const pidOf = async (session: string) =>
+    textOf((await messagesOf(await send(serve, { session, body: call(2, "pid") }))).at(-1));
+  const end = async (session: string) => {
+    const deleted = await send(serve, { session, method: "DELETE" });
+    strictEqual(deleted.status, 200);
+    await deleted.body?.cancel();
+  };
+  const first = await initialize(serve);
+  const pid = await pidOf(first);
+  await end(first);
+  const reloaded = await initialize(serve);
+  strictEqual(await pidOf(reloaded), pid);
+  await end(reloaded);
+  await waitFor("the stop after the grace", () => /no session for 1 s/.test(serve.stderr), {
+    timeoutMs: 10_000,
+  });
+  const later = await initialize(serve);
+  const newPid = await pidOf(later);
+  ok(/^\d+$/.test(newPid) && newPid !== pid, `${pid} ${newPid}`);
+  strictEqual(serve.stderr.match(/the upstream server started/g)?.length, 2, serve.stderr);
+});

@@ -410,3 +410,54 @@ Deno.test("serve black box: --upstream-grace: a window that reloads within the g
   ok(/^\d+$/.test(newPid) && newPid !== pid, `${pid} ${newPid}`);
   strictEqual(serve.stderr.match(/the upstream server started/g)?.length, 2, serve.stderr);
 });
+
+Deno.test("serve black box: a session whose client reads nothing holds only itself: the other sessions of the shared upstream get their answers meanwhile", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const slowReader = await initialize(serve, "slow reader");
+  const other = await initialize(serve, "other");
+  const level = await send(serve, {
+    session: slowReader,
+    body: { jsonrpc: "2.0", id: 2, method: "logging/setLevel", params: { level: "info" } },
+  });
+  await level.body?.cancel();
+  const get = await send(serve, { session: slowReader, method: "GET" });
+  strictEqual(get.status, 200);
+  const say = await send(serve, {
+    session: slowReader,
+    body: call(3, "say", { note: "x".repeat(800_000), times: 12 }),
+  });
+  strictEqual(textOf((await messagesOf(say)).at(-1)), "said");
+  // After the next request, its requests wait for its client to read; the other session's not.
+  const taken = await send(serve, {
+    session: slowReader,
+    body: { jsonrpc: "2.0", id: 10, method: "ping" },
+  });
+  strictEqual(taken.status, 200);
+  await taken.body?.cancel();
+  const held = send(serve, { session: slowReader, body: call(4, "whoami") });
+  const early = await Promise.race([
+    held.then(() => "answered"),
+    new Promise((resolve) => setTimeout(() => resolve("waits"), 300)),
+  ]);
+  strictEqual(early, "waits", "no back pressure: the case tests nothing");
+  const started = Date.now();
+  for (let id = 5; id < 10; id++) {
+    const answer = await within(
+      send(serve, { session: other, body: call(id, "whoami") }).then(messagesOf),
+      5_000,
+      "the other session's answer",
+    );
+    strictEqual(JSON.parse(textOf(answer.at(-1))).name, "other");
+  }
+  ok(Date.now() - started < 5_000);
+  // Once the slow client reads, its request goes on.
+  const reading = (async () => {
+    for await (const _ of get.body!) {
+      // drained
+    }
+  })();
+  const [answer] = await messagesOf(await within(held, 10_000, "the held request"));
+  strictEqual(JSON.parse(textOf(answer)).name, "slow reader");
+  await send(serve, { session: slowReader, method: "DELETE" }).then((r) => r.body?.cancel());
+  await reading;
+});

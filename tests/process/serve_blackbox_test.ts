@@ -552,3 +552,27 @@ Deno.test("serve black box: with --token-env, a client without the token learns 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("serve black box: a body of pretty-printed JSON (line breaks and tabs between its tokens) is one message, as JSON allows; the same for an initialize and a notification", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const init = await send(serve, { body: JSON.stringify(INITIALIZE, null, 2) });
+  const session = init.headers.get("mcp-session-id");
+  ok(session, `no session: ${init.status}`);
+  ok((await messagesOf(init))[0]?.result);
+  const initialized = await send(serve, {
+    session,
+    body: '{\r\n\t"jsonrpc": "2.0",\r\n\t"method": "notifications/initialized"\r\n}\r\n',
+  });
+  strictEqual(initialized.status, 202);
+  await initialized.body?.cancel();
+  const pong = await send(serve, {
+    session,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }, null, "\t") + "\n",
+  });
+  deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 2, result: {} }]);
+  const called = await send(serve, {
+    session,
+    body: JSON.stringify(call(3, "whoami"), null, 4),
+  });
+  strictEqual(JSON.parse(textOf((await messagesOf(called)).at(-1))).name, "blackbox");
+});

@@ -117,10 +117,8 @@ export class HttpFace {
     // The guard first: a client that it refuses learns nothing of the paths that are served
     // (the names of --config).
     const refusal = await checkRequest(request, this.#o.guard());
-    if (refusal?.status === 403) {
-      this.#o.log.debug(`refused a request: ${refusal.message}`);
-      return httpError("forbidden");
-    }
+    if (refusal) this.#o.log.debug(`refused a request: ${refusal.message}`);
+    if (refusal?.status === 403) return httpError("forbidden");
     const endpoint = this.#byPath.get(new URL(request.url).pathname);
     if (!refusal && !endpoint) return new Response("Not Found\n", { status: 404 });
     // The origin passed the guard: a page of it may read the response, a 401 too (its
@@ -131,13 +129,9 @@ export class HttpFace {
       "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
       "vary": "origin",
     };
-    let response: Response;
-    if (refusal || !endpoint) {
-      this.#o.log.debug(`refused a request: ${refusal?.message ?? "no token"}`);
-      response = httpError("unauthorized", { "www-authenticate": 'Bearer realm="mcp"' });
-    } else {
-      response = await this.#route(request, endpoint, cors);
-    }
+    const response = endpoint && !refusal
+      ? await this.#route(request, endpoint, cors)
+      : httpError("unauthorized", { "www-authenticate": 'Bearer realm="mcp"' });
     for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
     return response;
   };
@@ -266,8 +260,9 @@ export class HttpFace {
   /**
    * `serve` stops: from now on a new session, a new request and a new GET
    * stream get 503, and a request that waits for the back pressure of its
-   * session gets the error `stopping` at once; the answers and cancellations of the clients still reach
-   * the requests in flight, and DELETE still ends a session.
+   * session gets the error `stopping` at once; the answers and cancellations
+   * of the clients still reach the requests in flight, and DELETE still ends
+   * a session.
    */
   stop(): void {
     this.#stopping = true;

@@ -42,6 +42,26 @@ Deno.test("serve black box: the refusals of the transport: 406, 415, 400, 404, 4
     await send(serve, { session, method: "GET", headers: { accept: "application/json" } }),
     406,
   );
+  // Media ranges, parameters and letter case as HTTP allows them pass.
+  for (
+    const accept of [
+      "*/*",
+      "application/*, text/*",
+      "Application/JSON;q=0.9, Text/Event-Stream;q=0.8",
+      "text/event-stream;charset=utf-8,application/json",
+    ]
+  ) {
+    const pong = await send(serve, { session, body: { ...ping, id: 9 }, headers: { accept } });
+    deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 9, result: {} }], accept);
+  }
+  for (const type of ["application/json; charset=utf-8", "Application/JSON"]) {
+    const pong = await send(serve, {
+      session,
+      body: { ...ping, id: 9 },
+      headers: { "content-type": type },
+    });
+    deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 9, result: {} }], type);
+  }
   const host = `host: 127.0.0.1:${serve.port}`;
   const noAccept = await rawHttp(serve, [
     "POST /mcp HTTP/1.1",

@@ -597,3 +597,14 @@ Deno.test("serve black box: a body of pretty-printed JSON (line breaks and tabs 
   });
   strictEqual(JSON.parse(textOf((await messagesOf(called)).at(-1))).name, "blackbox");
 });
+
+Deno.test("serve black box: a port in use is exit 1 with one line that says so; SIGINT stops serve as SIGTERM does (exit 0)", async () => {
+  await using serve = await ServeProcess.start(["--", ...CONFORMANCE_UPSTREAM]);
+  const taken = await runBridge(["serve", "--port", String(serve.port), "--", "node", "x.js"]);
+  strictEqual(taken.code, 1, taken.stderr);
+  ok(/cannot listen on 127\.0\.0\.1:\d+: the address is in use/.test(taken.stderr), taken.stderr);
+  ok(!/\n\s+at /.test(taken.stderr), `a stack trace: ${taken.stderr}`);
+  await initialize(serve);
+  strictEqual(await serve.stop("SIGINT"), 0);
+  ok(serve.stderr.includes("stopping"), serve.stderr);
+});

@@ -141,7 +141,12 @@ export class ServeSession {
     this.#channel.openPost(id);
     this.#accept(inbound);
     const reply = this.#channel.reply(id, () => this.#afterInitialize(inbound.method));
-    if (reply.kind === "json") return json(reply.message, 200, headers);
+    if (reply.kind === "json") {
+      // An initialize refused at once (its params) ended its session already: the answer
+      // names none, so that its client never sends an id that gets 404.
+      const refused = inbound.method === "initialize" && "error" in reply.message;
+      return json(reply.message, 200, refused ? withoutSessionId(headers) : headers);
+    }
     return new Response(reply.stream.body, {
       status: 200,
       headers: { ...headers, ...SSE_HEADERS },
@@ -249,6 +254,12 @@ export class ServeSession {
       void this.end();
     }, this.#o.idleMs);
   }
+}
+
+/** `headers` without `Mcp-Session-Id`. */
+function withoutSessionId(headers: Record<string, string>): Record<string, string> {
+  const { "mcp-session-id": _, ...rest } = headers;
+  return rest;
 }
 
 /** A JSON body. */

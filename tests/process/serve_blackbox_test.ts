@@ -419,13 +419,19 @@ Deno.test("serve black box: a body over --max-line-bytes: a request gets line_to
   deepStrictEqual(await messagesOf(pong), [{ jsonrpc: "2.0", id: 10, result: {} }]);
 });
 
-Deno.test("serve black box: --max-sessions 2: a third initialize gets 503 with Retry-After; once a session ends, a new one starts", async () => {
+Deno.test("serve black box: --max-sessions 2: an initialize refused at once names no session and holds no place; a third initialize gets 503 with Retry-After; once a session ends, a new one starts", async () => {
   await using serve = await ServeProcess.start([
     "--max-sessions",
     "2",
     "--",
     ...CONFORMANCE_UPSTREAM,
   ]);
+  for (const params of [{}, { protocolVersion: 5 }, { ...INITIALIZE.params, capabilities: 1 }]) {
+    const bad = await send(serve, { body: { ...INITIALIZE, params } });
+    strictEqual(bad.headers.get("mcp-session-id"), null, JSON.stringify(params));
+    const [answer] = await messagesOf(bad);
+    strictEqual((answer?.error as Obj | undefined)?.code, -32602, JSON.stringify(answer));
+  }
   const first = await initialize(serve);
   await initialize(serve);
   const third = await send(serve, { body: INITIALIZE });

@@ -10,6 +10,7 @@
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { waitFor, within } from "../wait.ts";
+import { DENO, ROOT } from "./helpers.ts";
 import { CONFORMANCE_UPSTREAM, ServeProcess } from "./serve_helpers.ts";
 import {
   call,
@@ -467,4 +468,41 @@ Deno.test("serve black box: a session whose client reads nothing holds only itse
   strictEqual(JSON.parse(textOf(answer)).name, "slow reader");
   await send(serve, { session: slowReader, method: "DELETE" }).then((r) => r.body?.cancel());
   await reading;
+});
+
+/** True while a process runs (`kill -0`). */
+function alive(pid: number): boolean {
+  return new Deno.Command("kill", { args: ["-0", String(pid)], stderr: "null" }).outputSync()
+    .success;
+}
+
+Deno.test("serve black box: --protocol auto with an upstream of revision 2025-11-25: each session's own child stops when its session ends (DELETE, or the idle limit), the other's runs on", async () => {
+  const legacy = [DENO, "run", "-A", `${ROOT}tests/fixtures/legacy_session_server.ts`];
+  await using serve = await ServeProcess.start([
+    "--session-idle",
+    "1",
+    "--protocol",
+    "auto",
+    "--",
+    ...legacy,
+  ]);
+  const pidOf = async (session: string) =>
+    Number(textOf((await messagesOf(await send(serve, { session, body: call(2, "pid") }))).at(-1)));
+  const deleted = await initialize(serve, "deleted");
+  const idle = await initialize(serve, "idle");
+  const kept = await initialize(serve, "kept");
+  const get = new Events(await send(serve, { session: kept, method: "GET" }));
+  const [pidDeleted, pidIdle, pidKept] = await Promise.all([deleted, idle, kept].map(pidOf));
+  strictEqual(new Set([pidDeleted, pidIdle, pidKept]).size, 3);
+  const end = await send(serve, { session: deleted, method: "DELETE" });
+  await end.body?.cancel();
+  await waitFor("the deleted session's child to stop", () => !alive(pidDeleted!), {
+    timeoutMs: 10_000,
+  });
+  await waitFor("the idle session's child to stop", () => !alive(pidIdle!), {
+    timeoutMs: 10_000,
+  });
+  ok(alive(pidKept!), "the kept session's child stopped");
+  ok(!get.ended);
+  strictEqual(await pidOf(kept), pidKept);
 });

@@ -114,22 +114,24 @@ export class HttpFace {
 
   /** Handles one HTTP request (the handler of `Deno.serve`). */
   readonly handle = async (request: Request): Promise<Response> => {
-    const endpoint = this.#byPath.get(new URL(request.url).pathname);
-    if (!endpoint) return new Response("Not Found\n", { status: 404 });
+    // The guard first: a client that it refuses learns nothing of the paths that are served
+    // (the names of --config).
     const refusal = await checkRequest(request, this.#o.guard());
-    if (refusal) {
-      this.#o.log.debug(`refused a request: ${refusal.message}`);
-      return refusal.status === 401
-        ? httpError("unauthorized", { "www-authenticate": 'Bearer realm="mcp"' })
-        : httpError("forbidden");
-    }
+    if (refusal) this.#o.log.debug(`refused a request: ${refusal.message}`);
+    if (refusal?.status === 403) return httpError("forbidden");
+    const endpoint = this.#byPath.get(new URL(request.url).pathname);
+    if (!refusal && !endpoint) return new Response("Not Found\n", { status: 404 });
+    // The origin passed the guard: a page of it may read the response, a 401 too (its
+    // WWW-Authenticate says what is missing).
     const origin = request.headers.get("origin");
     const cors: Record<string, string> = origin === null ? {} : {
       "access-control-allow-origin": origin,
-      "access-control-expose-headers": "mcp-session-id, mcp-protocol-version",
+      "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
       "vary": "origin",
     };
-    const response = await this.#route(request, endpoint, cors);
+    const response = endpoint && !refusal
+      ? await this.#route(request, endpoint, cors)
+      : httpError("unauthorized", { "www-authenticate": 'Bearer realm="mcp"' });
     for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
     return response;
   };
@@ -257,11 +259,14 @@ export class HttpFace {
 
   /**
    * `serve` stops: from now on a new session, a new request and a new GET
-   * stream get 503; the answers and cancellations of the clients still reach
-   * the requests in flight, and DELETE still ends a session.
+   * stream get 503, and a request that waits for the back pressure of its
+   * session gets the error `stopping` at once; the answers and cancellations
+   * of the clients still reach the requests in flight, and DELETE still ends
+   * a session.
    */
   stop(): void {
     this.#stopping = true;
+    for (const { session } of this.#sessions.values()) session.refuseRequests();
   }
 
   /** Waits until no session has a request in flight, for at most `graceMs`. */

@@ -28,6 +28,12 @@ export const HTTP_ERRORS = {
     message: "The session does not exist. It ended, or the server started again. " +
       "Send initialize again.",
   },
+  not_accepted: {
+    status: 400,
+    code: -32600,
+    message: "The server cannot accept this message. A response must be valid and answer a " +
+      "request of the server.",
+  },
   too_many_sessions: {
     status: 503,
     code: -32000,

@@ -53,6 +53,9 @@ export class ServeSession {
   #held: Promise<void> | undefined;
   /** The requests that wait for {@linkcode #held}. */
   #waiting = 0;
+  /** Set once `serve` stops: a request that waits is answered `stopping` at once. */
+  readonly #stopping = Promise.withResolvers<void>();
+  #refusing = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
   #ending: Promise<void> | undefined;
 
@@ -101,8 +104,13 @@ export class ServeSession {
         return json({ jsonrpc: "2.0", id: inbound.id, error }, 200, headers);
       }
       this.#waiting++;
-      await this.#held;
+      await Promise.race([this.#held, this.#stopping.promise]);
       this.#waiting--;
+    }
+    // serve stops: a request that waited for the client's streams is new work, never started,
+    // and gets the answer of a request in flight at the end of the grace.
+    if (inbound.kind === "request" && this.#refusing) {
+      return json({ jsonrpc: "2.0", id: inbound.id, error: rpcErrorOf("stopping") }, 200, headers);
     }
     // Ended meanwhile (a DELETE, the idle limit): its front end answers nothing more.
     if (this.#ending) return httpError("session_not_found");
@@ -110,6 +118,12 @@ export class ServeSession {
     if (inbound.kind === "reject") {
       const body = { jsonrpc: "2.0", id: inbound.id, error: inbound.error.toJSON() };
       return json(body, inbound.id === null ? 400 : 200, headers);
+    }
+    if (inbound.kind === "drop") {
+      // A response that is not valid or answers no request of the server: the transport asks
+      // for an error status when the server cannot accept a message (the front end logs it).
+      this.#accept(inbound);
+      return httpError("not_accepted", headers);
     }
     if (inbound.kind !== "request") {
       this.#accept(inbound);
@@ -127,7 +141,12 @@ export class ServeSession {
     this.#channel.openPost(id);
     this.#accept(inbound);
     const reply = this.#channel.reply(id, () => this.#afterInitialize(inbound.method));
-    if (reply.kind === "json") return json(reply.message, 200, headers);
+    if (reply.kind === "json") {
+      // An initialize refused at once (its params) ended its session already: the answer
+      // names none, so that its client never sends an id that gets 404.
+      const refused = inbound.method === "initialize" && "error" in reply.message;
+      return json(reply.message, 200, refused ? withoutSessionId(headers) : headers);
+    }
     return new Response(reply.stream.body, {
       status: 200,
       headers: { ...headers, ...SSE_HEADERS },
@@ -183,12 +202,31 @@ export class ServeSession {
   }
 
   /**
+   * `serve` stops (SIGTERM): the session takes no new request, and each
+   * request that waits for the back pressure of its streams gets the error
+   * `stopping` at once; the requests in flight go on for the grace.
+   */
+  refuseRequests(): void {
+    if (this.#refusing) return;
+    this.#refusing = true;
+    if (this.#waiting > 0) {
+      this.#log.info(
+        `stopping: ${this.#waiting} request${
+          this.#waiting === 1 ? "" : "s"
+        } that waited for the client's streams get the error stopping`,
+      );
+    }
+    this.#stopping.resolve();
+  }
+
+  /**
    * The end of `serve` after its shutdown grace: each request still in
    * flight gets the error `stopping` (its client must not wait for an
    * answer that never comes), then the session ends as {@linkcode end}
    * does, which cancels those requests upstream.
    */
   stop(): Promise<void> {
+    this.refuseRequests();
     if (!this.#ending) {
       const answered = this.#channel.answerEach(rpcErrorOf("stopping"));
       if (answered > 0) {
@@ -216,6 +254,12 @@ export class ServeSession {
       void this.end();
     }, this.#o.idleMs);
   }
+}
+
+/** `headers` without `Mcp-Session-Id`. */
+function withoutSessionId(headers: Record<string, string>): Record<string, string> {
+  const { "mcp-session-id": _, ...rest } = headers;
+  return rest;
 }
 
 /** A JSON body. */

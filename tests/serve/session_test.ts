@@ -86,3 +86,39 @@ Deno.test("serve session: while a stream of the client is full, its cancellation
   await get.body!.cancel();
   for (const response of await Promise.all(waiting)) strictEqual(response.status, 200);
 });
+
+Deno.test("serve session: when serve stops, the requests that wait for the back pressure get the error stopping at once", async () => {
+  await using t = new FaceHarness({ limits: { max_in_flight_requests: 4 } });
+  const { session } = await t.initialize();
+  await t.post({ ...PING, method: "logging/setLevel", params: { level: "info" } }, session);
+  const get = await t.request({
+    method: "GET",
+    headers: { host: `127.0.0.1:${PORT}`, accept: "text/event-stream", "mcp-session-id": session },
+  });
+  await messagesOf(
+    await t.post({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "say", arguments: { note: "x".repeat(200_000), times: 10 } },
+    }, session),
+  );
+  strictEqual((await t.post({ ...PING, id: 3 }, session)).status, 200);
+  const waiting = [4, 5].map((id) => t.post({ ...PING, id }, session));
+  const early = await Promise.race([
+    Promise.any(waiting).then(() => "answered"),
+    new Promise((resolve) => setTimeout(() => resolve("waits"), 100)),
+  ]);
+  strictEqual(early, "waits");
+  t.face.stop();
+  const stopping = {
+    code: -32000,
+    message: "The server stops. Try again later.",
+    data: { cause: "stopping" },
+  };
+  const answers = await within(Promise.all(waiting), 5_000, "the answers of the waiting requests");
+  for (const [i, response] of answers.entries()) {
+    deepStrictEqual(await response.json(), { jsonrpc: "2.0", id: 4 + i, error: stopping });
+  }
+  await get.body!.cancel();
+});

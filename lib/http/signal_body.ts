@@ -15,10 +15,21 @@
  * reaches the body, and a read of it waits for the server for ever (a GET
  * stream that the server keeps open kept `doctor` from exiting).
  *
- * **How.** The body goes through a pipe that the caller's own signal stops
- * (`pipeThrough` with `signal`): the pipe holds the signal, so the abort
- * always cancels the body (the connection's stream ends) and errors what the
- * reader of the response reads.
+ * **How.** The body is read through a pass-through stream of its own,
+ * pulled a chunk at a time from the reader of the fetch's body, and the
+ * caller's signal gets an `abort` listener (an event listener: the signal
+ * holds it, and with it the reader, strongly). The abort cancels the fetch's
+ * body (the connection's stream ends) and errors what the reader of the
+ * response reads with the signal's reason. The listener goes away when the
+ * body ends, fails or is cancelled, so a signal that lives long (a link's)
+ * does not keep one per response. This costs one read per chunk, where a
+ * `pipeThrough` of a `TransformStream` with `signal` (which also holds the
+ * signal) ran a pipe's loop and two queues per chunk, on every call of the
+ * link.
+ *
+ * **The end of the body.** `onEnd` is told once when the body has ended,
+ * failed, been cancelled or been stopped: the HTTP/1.1 client that carried
+ * it can take another request (`http1_slots.ts`).
  *
  * @module
  */
@@ -27,8 +38,9 @@
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 /**
- * `response`, with a body that an abort of `signal` ends (see the module).
- * Without a signal or a body, `response` itself.
+ * `response`, with a body that an abort of `signal` ends and whose end
+ * `onEnd` is told (see the module). Without a body, `response` itself (and
+ * `onEnd` at once); without a signal and `onEnd`, `response` itself.
  *
  * @example
  * ```ts
@@ -52,11 +64,52 @@ export function bodyStopsWith(
     return response;
   }
   if (!signal && !onEnd) return response;
-  const pass = new TransformStream<Uint8Array, Uint8Array>();
-  // The pipe rejects when the signal aborts; the reader of the body gets that error.
-  const piped = body.pipeTo(pass.writable, signal ? { signal } : {});
-  piped.catch(() => {}).finally(() => onEnd?.());
-  return new Response(pass.readable, {
+  const reader = body.getReader();
+  /** Set once the body ended, failed, was cancelled or was stopped: the listener is gone. */
+  let over = false;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const finish = () => {
+    over = true;
+    signal?.removeEventListener("abort", stop);
+    onEnd?.();
+  };
+  const stop = () => {
+    if (over || !signal) return;
+    finish();
+    controller.error(signal.reason);
+    reader.cancel(signal.reason).catch(() => {});
+  };
+  const stopped = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+    },
+    async pull(c) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        if (!over) {
+          finish();
+          c.error(error);
+        }
+        return;
+      }
+      if (over) return; // stopped while the read waited
+      if (chunk.done) {
+        finish();
+        c.close();
+      } else c.enqueue(chunk.value);
+    },
+    cancel(reason) {
+      if (over) return;
+      finish();
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+  signal?.addEventListener("abort", stop);
+  if (signal?.aborted) stop(); // an abort before: no event comes
+
+  return new Response(stopped, {
     status: response.status,
     statusText: response.statusText,
     headers: response.headers,

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { type ByteOutput, type ChunkSink, openSink } from "./byte_io.ts";
+import { type ByteOutput, type ChunkSink, isWritableStream, openSink } from "./byte_io.ts";
 import { isLargeMessage, serializeInChunks } from "./large.ts";
 import type { Json, Message } from "./message.ts";
 import { serializeSkeleton, skeletonOf } from "./skeleton.ts";
@@ -136,7 +136,7 @@ export class MessageWriter {
     this.#writer = openSink(sink);
     this.#highWater = options.highWaterBytes ?? HIGH_WATER_BYTES;
     this.#replace = options.replaceUnwritable;
-    if (options.reuseBuffer ?? !(sink instanceof WritableStream)) {
+    if (options.reuseBuffer ?? !isWritableStream(sink)) {
       this.#reused = new Uint8Array(REUSED_BYTES);
     }
   }

@@ -251,3 +251,54 @@ Deno.stdout.write = (bytes) => {
     await Deno.remove(probe);
   }
 });
+
+/** Deno's web streams: loaded the first time a program names `ReadableStream` or `WritableStream`. */
+const WEB_STREAMS = "ext:deno_web/06_streams.js";
+
+/**
+ * The scripts that V8 compiled or deserialized in a run of `deno` with `args`
+ * (its log of function events, `--log-function-events`): Deno's own modules
+ * (`ext:...`) are among them from the moment they load.
+ */
+async function scriptsOf(args: readonly string[]): Promise<Set<string>> {
+  const log = await Deno.makeTempFile({ suffix: ".log" });
+  try {
+    const [run, ...rest] = args;
+    const out = await new Deno.Command(DENO, {
+      args: [
+        run!,
+        `--v8-flags=--log-function-events,--no-logfile-per-isolate,--logfile=${log}`,
+        ...rest,
+      ],
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    ok(out.success, new TextDecoder().decode(out.stderr));
+    const text = await Deno.readTextFile(log);
+    // `script-details,ID,NAME,...`: one line per script.
+    return new Set(
+      text.split("\n").filter((line) => line.startsWith("script-details,"))
+        .map((line) => line.split(",")[2]!),
+    );
+  } finally {
+    await Deno.remove(log);
+  }
+}
+
+Deno.test("bundle: --version and --help load no web stream of Deno (the log's sink tells a stream by its shape)", async () => {
+  // The probe sees the streams when a script names them: the log says what loads.
+  const probe = await Deno.makeTempFile({ suffix: ".js" });
+  try {
+    await Deno.writeTextFile(probe, "globalThis.named = typeof WritableStream;\n");
+    const named = await scriptsOf(["run", "--no-config", "-q", probe]);
+    ok(named.has(WEB_STREAMS), `the probe: ${[...named].join(" ")}`);
+  } finally {
+    await Deno.remove(probe);
+  }
+  for (const flag of ["--version", "--help"]) {
+    const scripts = await scriptsOf(bundleRunArgs(testBundle(), flag));
+    ok([...scripts].some((s) => s.endsWith("/main.js")), `${flag}: ${[...scripts].join(" ")}`);
+    ok(!scripts.has(WEB_STREAMS), `${flag} loads Deno's web streams`);
+  }
+});

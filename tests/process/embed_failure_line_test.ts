@@ -7,7 +7,7 @@
  */
 
 import { ok, strictEqual } from "node:assert/strict";
-import { DENO, LineSplitter, ROOT } from "./helpers.ts";
+import { DENO, INITIALIZE_REQUEST, LineSplitter, ROOT } from "./helpers.ts";
 import { within } from "../wait.ts";
 
 Deno.test("embed as a program: the line of a failed request is on its stderr", async () => {
@@ -34,16 +34,7 @@ Deno.test("embed as a program: the line of a failed request is on its stderr", a
       if (message.id === id) return message;
     }
   };
-  await send({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-11-25",
-      capabilities: {},
-      clientInfo: { name: "t", version: "1" },
-    },
-  });
+  await send(INITIALIZE_REQUEST);
   ok("result" in await response(1));
   await send({
     jsonrpc: "2.0",

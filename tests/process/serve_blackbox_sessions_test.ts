@@ -11,7 +11,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { waitFor, within } from "../wait.ts";
 import { DENO, ROOT } from "./helpers.ts";
-import { CONFORMANCE_UPSTREAM, ServeProcess } from "./serve_helpers.ts";
+import { alive, CONFORMANCE_UPSTREAM, ServeProcess } from "./serve_helpers.ts";
 import {
   call,
   Events,
@@ -469,12 +469,6 @@ Deno.test("serve black box: a session whose client reads nothing holds only itse
   await send(serve, { session: slowReader, method: "DELETE" }).then((r) => r.body?.cancel());
   await reading;
 });
-
-/** True while a process runs (`kill -0`). */
-function alive(pid: number): boolean {
-  return new Deno.Command("kill", { args: ["-0", String(pid)], stderr: "null" }).outputSync()
-    .success;
-}
 
 Deno.test("serve black box: --protocol auto with an upstream of revision 2025-11-25: each session's own child stops when its session ends (DELETE, or the idle limit), the other's runs on", async () => {
   const legacy = [DENO, "run", "-A", `${ROOT}tests/fixtures/legacy_session_server.ts`];

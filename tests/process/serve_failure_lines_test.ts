@@ -11,7 +11,7 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { DENO, RAW_SERVER, ROOT } from "./helpers.ts";
+import { DENO, INITIALIZE_REQUEST, RAW_SERVER, ROOT } from "./helpers.ts";
 import { ServeProcess } from "./serve_helpers.ts";
 import { waitFor } from "../wait.ts";
 
@@ -83,16 +83,7 @@ for (const { what, argv, cases } of FACES) {
       const text = await response.text();
       return { session: response.headers.get("mcp-session-id"), text };
     };
-    const init = await post({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    });
+    const init = await post(INITIALIZE_REQUEST);
     const session = init.session!;
     ok(session, init.text);
     await post({ jsonrpc: "2.0", method: "notifications/initialized" }, session);
@@ -135,16 +126,7 @@ for (const { mode, cause, line } of START_CASES) {
     const response = await fetch(serve.url(), {
       method: "POST",
       headers: HEADERS,
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "t", version: "1" },
-        },
-      }),
+      body: JSON.stringify(INITIALIZE_REQUEST),
     });
     const text = await response.text();
     const body = JSON.parse(text.replace(/^data: /m, "").trim().split("\n")[0]!);

@@ -7,6 +7,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { DENO, programCommand, ROOT } from "./helpers.ts";
 
 /** The upstream fixture of the serve tests (`tests/fixtures/conformance_upstream.ts`). */
@@ -129,4 +130,26 @@ export async function disconnect(
 /** The text of the first content block of a tools/call result. */
 export function textOf(result: unknown): string {
   return (result as { content: { text?: string }[] }).content[0]?.text ?? "";
+}
+
+/** The code and `data.cause` of a request that must fail with an MCP error. */
+export async function failure(
+  promise: Promise<unknown>,
+): Promise<{ code: number; cause: unknown }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof McpError) {
+      const { code, data } = error as { code: number; data?: { cause?: unknown } };
+      return { code, cause: data?.cause };
+    }
+    throw error;
+  }
+  throw new Error("the request did not fail");
+}
+
+/** True while a process runs (`kill -0`: Deno reads /proc only with every permission). */
+export function alive(pid: number): boolean {
+  return new Deno.Command("kill", { args: ["-0", String(pid)], stderr: "null" }).outputSync()
+    .success;
 }

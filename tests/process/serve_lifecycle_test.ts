@@ -8,38 +8,22 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { ElicitRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { runBridge } from "./helpers.ts";
 import { waitFor } from "../wait.ts";
 import {
+  alive,
   CONFORMANCE_UPSTREAM,
   connectHttp,
   disconnect,
+  failure,
   ServeProcess,
   textOf,
 } from "./serve_helpers.ts";
 
 /** The data of the error of a request that failed. */
-async function failure(promise: Promise<unknown>): Promise<{ code: number; cause: unknown }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof McpError) {
-      const { code, data } = error as { code: number; data?: { cause?: unknown } };
-      return { code, cause: data?.cause };
-    }
-    throw error;
-  }
-  throw new Error("the request did not fail");
-}
-
-/** True while a process runs (`kill -0`: Deno reads /proc only with every permission). */
-function alive(pid: number): boolean {
-  return new Deno.Command("kill", { args: ["-0", String(pid)], stderr: "null" }).outputSync()
-    .success;
-}
 
 Deno.test("serve: the upstream child stops with sessions open: their requests get upstream_exited; the next initialize starts a new child; it stops after the grace", async () => {
   await using serve = await ServeProcess.start([

@@ -7,33 +7,14 @@
  */
 
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { DENO, ROOT } from "./helpers.ts";
 import { waitFor, within } from "../wait.ts";
-import { connectHttp, disconnect, ServeProcess } from "./serve_helpers.ts";
+import { alive, connectHttp, disconnect, failure, ServeProcess } from "./serve_helpers.ts";
 
 const STUBBORN = [DENO, "run", "-A", `${ROOT}tests/fixtures/stubborn_server.ts`];
 const linux = Deno.build.os === "linux";
 
 /** The code and the cause of a request that failed (it must fail). */
-async function failure(promise: Promise<unknown>): Promise<{ code: number; cause: unknown }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof McpError) {
-      const { code, data } = error as { code: number; data?: { cause?: unknown } };
-      return { code, cause: data?.cause };
-    }
-    throw error;
-  }
-  throw new Error("the request did not fail");
-}
-
-/** True while a process runs (`kill -0`: Deno reads /proc only with every permission). */
-function alive(pid: number): boolean {
-  return new Deno.Command("kill", { args: ["-0", String(pid)], stderr: "null" }).outputSync()
-    .success;
-}
 
 /** A process that may outlive the test: killed at the end. */
 function killLater(pid: number): { [Symbol.dispose](): void } {

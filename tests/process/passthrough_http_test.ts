@@ -14,6 +14,7 @@ import {
   SESSION,
 } from "../fixtures/legacy_http_server.ts";
 import { BridgeProcess } from "./helpers.ts";
+import { startDelayProxy } from "../fixtures/delay_proxy.ts";
 
 type Json = Record<string, unknown>;
 
@@ -189,4 +190,34 @@ Deno.test("auto over HTTP: a 404 whose body is not JSON-RPC and asks for no sess
   deepStrictEqual(causeOf(init), { cause: "discover_failed", detail: "HTTP status 404" });
   strictEqual(postsOf(upstream).filter((p) => p.message.method === "initialize").length, 0);
   strictEqual(await bridge.exit(), 0);
+});
+
+Deno.test("pass-through over HTTP/1.1: 100 calls and notifications in turn share one connection (every response's connection comes back)", async () => {
+  await using upstream = serveLegacy({ getStream: true });
+  // A proxy without delay that counts the connections the bridge opens.
+  const proxy = startDelayProxy(Number(new URL(upstream.url).port), 0);
+  const url = new URL(upstream.url);
+  url.port = String(proxy.port);
+  try {
+    await using bridge = new BridgeProcess(["--protocol", "auto", url.href]);
+    await bridge.initialize();
+    await bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await waitFor("the GET stream", () => upstream.streams() === 1);
+    const before = proxy.connections();
+    for (let i = 0; i < 50; i++) {
+      deepStrictEqual((await call(bridge, `c-${i}`, "echo")).result, {
+        content: [{ type: "text", text: "called echo" }],
+      });
+      await bridge.send({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: `gone-${i}`, reason: "test" },
+      });
+    }
+    // The GET stream holds one connection; the calls and the notifications (each answered with
+    // a 202 whose body the transport drops) share one or two others.
+    ok(proxy.connections() - before <= 2, `${proxy.connections() - before} new connections`);
+  } finally {
+    proxy.close();
+  }
 });

@@ -10,6 +10,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
 import { serveSdk } from "../fixtures/http_upstream.ts";
 import { connectV1 } from "./helpers.ts";
+import { startDelayProxy } from "../fixtures/delay_proxy.ts";
 
 /** The bridge must never print the path or the query of the URL. */
 function assertNoSecret(text: string): void {
@@ -98,3 +99,26 @@ async function usesEverything(options: string[]): Promise<void> {
     ok(call.headers.get("mcp-name"));
   }
 }
+
+Deno.test("http/1.1: 50 calls in turn to an SDK v2 server share one or two connections (every response's connection comes back)", async () => {
+  await using upstream = serveSdk();
+  // A proxy without delay that counts the connections the bridge opens.
+  const proxy = startDelayProxy(Number(new URL(upstream.url).port), 0);
+  const url = new URL(upstream.url);
+  url.port = String(proxy.port);
+  const { client } = await connectV1([url.href]);
+  try {
+    await client.listTools();
+    const before = proxy.connections();
+    for (let i = 0; i < 50; i++) {
+      deepStrictEqual(await client.callTool({ name: "echo", arguments: { text: `${i}` } }), {
+        content: [{ type: "text", text: `${i}` }],
+      });
+    }
+    // The listen stream, if any, holds one; the calls share one or two.
+    ok(proxy.connections() - before <= 2, `${proxy.connections() - before} new connections`);
+  } finally {
+    await client.close();
+    proxy.close();
+  }
+});

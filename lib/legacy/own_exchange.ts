@@ -98,31 +98,22 @@ function sseFilter(own: string | undefined, drop: () => void): TransformStream<U
   });
 }
 
-/** The JSON body less a foreign response (an empty batch when that was all of it). */
-function jsonFilter(own: string | undefined, drop: () => void): TransformStream<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  return new TransformStream({
-    transform(chunk) {
-      chunks.push(chunk);
-    },
-    flush(controller) {
-      const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-      let at = 0;
-      for (const chunk of chunks) {
-        bytes.set(chunk, at);
-        at += chunk.length;
-      }
-      const data = parsed(new TextDecoder().decode(bytes));
+/**
+ * The JSON body less a foreign response (an empty batch when that was all
+ * of it), at its `json()`: the one that the SDK's transport reads (the
+ * bounded fetch's own `json()` underneath tells the end of the body).
+ */
+function filterJson(response: Response, own: string | undefined, drop: () => void): Response {
+  const json = response.json.bind(response);
+  response.json = () =>
+    json().then((data: unknown) => {
       const messages = Array.isArray(data) ? data : [data];
       const kept = messages.filter((message) => !isForeign(message, own));
-      if (data === undefined || kept.length === messages.length) {
-        controller.enqueue(bytes);
-        return;
-      }
+      if (kept.length === messages.length) return data;
       for (let n = kept.length; n < messages.length; n++) drop();
-      controller.enqueue(new TextEncoder().encode(JSON.stringify(kept)));
-    },
-  });
+      return kept;
+    });
+  return response;
 }
 
 /**
@@ -139,13 +130,9 @@ export function ownExchangeFetch(
     const own = requestKeyOf(init.body);
     const type = mediaTypeOf(response.headers.get("content-type"));
     const drop = () => debug(FOREIGN_RESPONSE);
-    const filter = type === "text/event-stream"
-      ? sseFilter(own, drop)
-      : type === "application/json"
-      ? jsonFilter(own, drop)
-      : undefined;
-    if (!filter) return response;
-    return new Response(response.body.pipeThrough(filter), {
+    if (type === "application/json") return filterJson(response, own, drop);
+    if (type !== "text/event-stream") return response;
+    return new Response(response.body.pipeThrough(sseFilter(own, drop)), {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,

@@ -90,6 +90,10 @@ function holdingServer(answers: Map<string, () => void>) {
         for (const done of answers.values()) done();
         return new Response(null, { status: 202 });
       }
+      if (name === "json_b") {
+        // A JSON body of this request that holds the response of "b", in flight.
+        return Response.json(result(held.get("b")?.id, "fake"));
+      }
       const lies: Record<string, Json[]> = {
         stranger: [{ id: 9999 }, { id }],
         twice: [{ id }, { id }],
@@ -181,6 +185,31 @@ Deno.test("auto over HTTP: the response of B on the stream of A is dropped; B ge
     cause: "transport_failed",
     detail: "HTTP status 200",
   });
+  deepStrictEqual(responses(await rest(bridge)), []);
+  ok(bridge.stderr.includes("is not the response of its request"), bridge.stderr);
+});
+
+Deno.test("auto over HTTP: the response of B in the JSON body of A is dropped; A gets invalid_response at once, B its own", async () => {
+  const { upstream, held } = holdingServer(new Map());
+  await using _ = upstream;
+  await using bridge = new BridgeProcess([
+    "--protocol",
+    "auto",
+    "--log-level",
+    "debug",
+    upstream.url,
+  ]);
+  await bridge.initialize({}, true);
+  await bridge.request("B", "tools/call", { name: "b", arguments: {} });
+  const b = await until(() => held.get("b"));
+  await bridge.request("A", "tools/call", { name: "json_b", arguments: {} });
+  deepStrictEqual(((await bridge.response("A")).error as Json | undefined)?.data, {
+    cause: "invalid_response",
+    detail: "HTTP status 200",
+  });
+  b.stream.enqueue(event(result(b.id, "real b")));
+  b.stream.close();
+  strictEqual(text(await bridge.response("B")), "real b");
   deepStrictEqual(responses(await rest(bridge)), []);
   ok(bridge.stderr.includes("is not the response of its request"), bridge.stderr);
 });

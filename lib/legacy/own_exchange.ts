@@ -65,14 +65,22 @@ function parsed(text: string): unknown {
   }
 }
 
-/** A blank line: the end of an SSE event (a CR at the very end may still be a CRLF). */
-const EVENT_END = /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/;
+/**
+ * A blank line: the end of an SSE event. A CRLF that a chunk splits may end
+ * an event early: the next one then starts with a blank line, which a
+ * reader of the stream ignores.
+ */
+const eventEnd = () => /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/g;
 
 /** The SSE stream less the events that hold a foreign response. */
 function sseFilter(own: string | undefined, drop: () => void): TransformStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
-  let buffer = "";
+  const blank = eventEnd();
+  /** The text of the event so far, in its chunks (a long event is not searched again). */
+  let parts: string[] = [];
+  /** The last characters of `parts`: a blank line can start there. */
+  let tail = "";
   const pass = (event: string, controller: TransformStreamDefaultController<Uint8Array>) => {
     const data = eventData(event);
     if (data !== undefined && isForeign(parsed(data), own)) return drop();
@@ -80,20 +88,27 @@ function sseFilter(own: string | undefined, drop: () => void): TransformStream<U
   };
   return new TransformStream({
     transform(chunk, controller) {
-      buffer += decoder.decode(chunk, { stream: true });
+      let text = decoder.decode(chunk, { stream: true });
       for (;;) {
-        // A CR at the end may be the first half of a CRLF: it waits for the next chunk.
-        const scan = buffer.endsWith("\r") ? buffer.slice(0, -1) : buffer;
-        const end = EVENT_END.exec(scan);
-        if (!end) return;
-        const cut = end.index + end[0].length;
-        pass(buffer.slice(0, cut), controller);
-        buffer = buffer.slice(cut);
+        const window = tail + text;
+        blank.lastIndex = 0;
+        const end = blank.exec(window);
+        if (!end) {
+          parts.push(text);
+          tail = window.slice(-3);
+          return;
+        }
+        // The tail had no blank line: the end is in `text`.
+        const cut = end.index + end[0].length - tail.length;
+        pass(parts.join("") + text.slice(0, cut), controller);
+        parts = [];
+        tail = "";
+        text = text.slice(cut);
       }
     },
     flush(controller) {
-      buffer += decoder.decode();
-      if (buffer !== "") pass(buffer, controller);
+      const rest = parts.join("") + decoder.decode();
+      if (rest !== "") pass(rest, controller);
     },
   });
 }

@@ -86,9 +86,11 @@ function holdingServer(answers: Map<string, () => void>) {
     getStream: true,
     tool: (name, id) => {
       if (name === "undefined") {
-        // An answer of the client to a request of the server.
+        // An answer of the client to a request of the server: its POST gets the
+        // response of the call in flight (a lie: it is not a request), then the call its own.
+        const lie = Response.json(result(held.get("c")?.id, "fake"));
         for (const done of answers.values()) done();
-        return new Response(null, { status: 202 });
+        return lie;
       }
       if (name === "json_b") {
         // A JSON body of this request that holds the response of "b", in flight.
@@ -237,7 +239,7 @@ Deno.test("auto over HTTP: a response on the GET stream is dropped (2025-11-25 s
   ok(bridge.stderr.includes("dropped a response on the GET stream"), bridge.stderr);
 });
 
-Deno.test("auto over HTTP: a request of the server under the id of the call in flight goes to the client under a b- id; the call gets its one response", async () => {
+Deno.test("auto over HTTP: a request of the server under the id of the call in flight goes to the client under a b- id; the call gets its one response, not the one in the body of the POST of the answer", async () => {
   const answers = new Map<string, () => void>();
   const { upstream, held } = holdingServer(answers);
   await using _ = upstream;

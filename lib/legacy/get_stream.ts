@@ -166,7 +166,12 @@ export class GetStream {
         } catch {
           message = undefined;
         }
-        if (isObject(message)) this.#o.onMessage(message);
+        if (
+          isObject(message) && typeof message.method !== "string" && Object.hasOwn(message, "id")
+        ) {
+          // Revision 2025-11-25: no response on the GET stream (a response counts on its own POST).
+          this.#o.debug("dropped a response on the GET stream");
+        } else if (isObject(message)) this.#o.onMessage(message);
         else this.#o.debug("dropped an event of the GET stream that is not a message");
       }
     } catch {

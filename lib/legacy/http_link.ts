@@ -208,7 +208,7 @@ class LegacyHttpLink implements UpstreamLink {
       const key = idKey(id);
       // A request that already failed gets no second answer.
       if (!this.#open.answered(id, message)) {
-        this.#debug("dropped a response to a request that already failed");
+        this.#debug("dropped a response to no request in flight");
         return;
       }
       this.#setup.answered(message);

@@ -17,6 +17,7 @@ import type { JsonObject } from "../jsonrpc/message.ts";
 import { transportSight } from "../http/transport_failure.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { isConnectionFailure, type SessionLoss } from "./get_stream.ts";
+import { ownExchangeFetch } from "./own_exchange.ts";
 
 /** The transport of one session. */
 export type SessionTransport = StreamableHTTPClientTransport;
@@ -109,15 +110,17 @@ export function failureKindOf(error: unknown): string {
 /**
  * A transport of the SDK for one session, started. Its own GET stream is
  * refused (a 405 that no server sent): it gives up after two failed tries.
- * A GET with `Last-Event-ID` (the resumption of a response) goes out.
+ * A GET with `Last-Event-ID` (the resumption of a response) goes out. The
+ * body of a POST keeps only the response of its own request (`own_exchange.ts`).
  */
 export function sessionTransport(options: SessionTransportOptions): SessionTransport {
+  const posts = ownExchangeFetch(options.fetch, options.debug);
   const fetchFn: typeof fetch = (input, init) => {
     const headers = new Headers(init?.headers);
     if (init?.method === "GET" && !headers.has("last-event-id")) {
       return Promise.resolve(new Response(null, { status: 405 }));
     }
-    return options.fetch(input, init);
+    return posts(input, init);
   };
   const transport = new StreamableHTTPClientTransport(options.url, {
     fetch: fetchFn,

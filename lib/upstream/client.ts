@@ -215,7 +215,11 @@ export class UpstreamClient {
       return;
     }
     const id = msg.id;
-    if (typeof id !== "number") return;
+    if (typeof id !== "number") {
+      // The bridge's ids are numbers: "1" is not 1.
+      this.#options.debug?.("dropped an upstream response whose id is not one of the bridge's");
+      return;
+    }
     if (Object.hasOwn(msg, "error")) {
       const error = msg.error;
       if (isObject(error) && Number.isInteger(error.code) && typeof error.message === "string") {

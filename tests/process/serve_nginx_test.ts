@@ -4,7 +4,9 @@
  * of the test): every request of a session reaches the replica that made
  * it (its id begins with the replica's name), an initialize goes to any
  * replica, and SSE streams (a call's progress and input round, the GET
- * stream's events) pass through. nginx runs from the test with its own
+ * stream's events) pass through; a session whose replica stopped gets the
+ * 404 of an unknown session from nginx, and a new initialize lands on the
+ * replica that runs. nginx runs from the test with its own
  * prefix and config in a temporary folder, `daemon off;`, on a free
  * loopback port. Without nginx (CI installs `nginx-light`) the test is
  * ignored and says "skipped".
@@ -19,7 +21,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { freePort } from "../free_port.ts";
 import { waitFor } from "../wait.ts";
-import { ROOT } from "./helpers.ts";
+import { INITIALIZE_REQUEST, ROOT } from "./helpers.ts";
 import { CONFORMANCE_UPSTREAM, ServeProcess, textOf } from "./serve_helpers.ts";
 
 const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((path) => {
@@ -173,6 +175,69 @@ Deno.test({
       }
       for (const r of [r1, r2]) strictEqual(await r.stop(), 0);
       ok(r1.stderr.includes("session #1: the session ended"), r1.stderr);
+    } finally {
+      await Deno.remove(prefix, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: NGINX
+    ? "serve: behind nginx, a session whose replica stopped gets the 404 of an unknown session (not a 502); its client initializes again on the other replica"
+    : "serve: a replica that stops behind nginx (skipped: nginx is missing)",
+  ignore: !NGINX,
+  async fn() {
+    const env = { MCP_TOKEN: TOKEN };
+    const replica = (name: string) =>
+      ServeProcess.start(
+        ["--replica", name, "--token-env", "MCP_TOKEN", "--", ...CONFORMANCE_UPSTREAM],
+        env,
+      );
+    await using r1 = await replica("r1");
+    await using r2 = await replica("r2");
+    const prefix = await Deno.makeTempDir({ prefix: "serve-nginx-" });
+    try {
+      const listen = freePort();
+      await using nginx = await startNginx(
+        prefix,
+        await readmeBlock(listen, r1.port, r2.port),
+        listen,
+      );
+      const url = `http://127.0.0.1:${listen}/mcp`;
+      const headers = {
+        authorization: `Bearer ${TOKEN}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      };
+      const initialize = () =>
+        fetch(url, { method: "POST", headers, body: JSON.stringify(INITIALIZE_REQUEST) });
+      // Initialize until a session lives on r1.
+      let session = "";
+      for (let i = 0; i < 4 && !session.startsWith("r1."); i++) {
+        const response = await initialize();
+        await response.body?.cancel();
+        session = response.headers.get("mcp-session-id") ?? "";
+      }
+      ok(session.startsWith("r1."), `no session on r1: ${session} ${nginx.stderr()}`);
+      strictEqual(await r1.stop(), 0);
+      // A request of that session: the replica is gone, so is its session.
+      const call = await fetch(url, {
+        method: "POST",
+        headers: { ...headers, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }),
+      });
+      strictEqual(call.status, 404);
+      strictEqual(call.headers.get("content-type"), "application/json");
+      const body = await call.json();
+      strictEqual(body.error.code, -32001);
+      // The client initializes again: the replica that runs takes it (nginx skips the other).
+      for (let i = 0; i < 2; i++) {
+        const again = await initialize();
+        await again.body?.cancel();
+        strictEqual(again.status, 200);
+        ok(again.headers.get("mcp-session-id")?.startsWith("r2."));
+      }
+      strictEqual(await r2.stop(), 0);
     } finally {
       await Deno.remove(prefix, { recursive: true });
     }

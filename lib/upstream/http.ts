@@ -53,6 +53,7 @@ import {
 } from "../http/post_transport.ts";
 import {
   bodyCut,
+  bodyMayCarryResponse,
   isResponseOf,
   readOwnResponse,
   readRequestResponse,
@@ -106,7 +107,7 @@ interface Exchange {
 interface Seen {
   /** The status of the last response whose head came. */
   status?: number;
-  /** That response's body is being read: a failure now is a cut body (or an invalid one). */
+  /** Its body, of a 2xx with the response, is being read: a failure now is a cut body. */
   reading: boolean;
   /** The client got a message of the request (a progress, a log message, a request). */
   delivered: boolean;
@@ -311,7 +312,7 @@ class HttpLink implements UpstreamLink {
     delete seen.status;
     let response = await this.#post(message, body, signal, meta);
     seen.status = response.status;
-    seen.reading = true;
+    seen.reading = bodyMayCarryResponse(response.status);
     const mayRetry = message.method === "tools/call";
     if (await this.#response(response, id, exchange, seen, mayRetry) === "header_mismatch") {
       // As the SDK v2 client: the server refused the call (400) for Mcp-Param
@@ -322,7 +323,7 @@ class HttpLink implements UpstreamLink {
       await this.#refreshToolHeaders(message, signal).catch(() => {});
       response = await this.#post(message, body, signal, meta);
       seen.status = response.status;
-      seen.reading = true;
+      seen.reading = bodyMayCarryResponse(response.status);
       await this.#response(response, id, exchange, seen, false);
     }
   }

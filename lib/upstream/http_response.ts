@@ -290,3 +290,12 @@ export async function readOwnResponse(
   }
   return undefined;
 }
+
+/**
+ * A response of this status carries the request's response in its body: a
+ * 2xx but 202. A failure in the body of any other status is no cut body to
+ * send again: its request fails with that status (REMOTE.md's HTTP rows).
+ */
+export function bodyMayCarryResponse(status: number): boolean {
+  return status >= 200 && status < 300 && status !== 202;
+}

@@ -407,3 +407,26 @@ Deno.test("bodyCut: a body that the connection cut or a stream that ended is a c
   deepStrictEqual([withStatus.status, withStatus.transport], [200, ended.transport]);
   strictEqual(requestFailure(new TypeError("fetch failed"), undefined).status, undefined);
 });
+
+Deno.test("http exchange: a 503 whose body the network cuts fails a repeatable request once with its status; it is not sent again", async () => {
+  let posts = 0;
+  await using server = serveTcp(async (conn) => {
+    const request = await conn.read();
+    if (!request) return;
+    posts++;
+    await conn.write(
+      "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n" +
+        'content-length: 500\r\n\r\n{"jsonrpc":',
+    );
+    conn.close(); // the body is cut
+  });
+  const debug: string[] = [];
+  const { link, frames } = await openLink(server.url, { debug: (line) => debug.push(line) });
+  await link.send({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} });
+  await waitFor("the failure", () => frames.length === 1);
+  const failed = frames[0] as { kind: string; failure: UpstreamFailure };
+  strictEqual(failed.kind, "failed");
+  strictEqual(failed.failure.status, 503);
+  strictEqual(posts, 1, debug.join("\n"));
+  await link.close();
+});

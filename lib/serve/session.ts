@@ -53,8 +53,13 @@ export class ServeSession {
   #held: Promise<void> | undefined;
   /** The requests that wait for {@linkcode #held}. */
   #waiting = 0;
-  /** Set once `serve` stops: a request that waits is answered `stopping` at once. */
-  readonly #stopping = Promise.withResolvers<void>();
+  /**
+   * The wake-ups of the requests that wait for {@linkcode #held}: `serve`'s
+   * stop wakes them (they are answered `stopping`). A set that each waiter
+   * leaves, not a reaction on a promise that settles only at the stop, which
+   * would keep one per request that ever waited.
+   */
+  readonly #wakers = new Set<() => void>();
   #refusing = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
   #ending: Promise<void> | undefined;
@@ -104,7 +109,14 @@ export class ServeSession {
         return json({ jsonrpc: "2.0", id: inbound.id, error }, 200, headers);
       }
       this.#waiting++;
-      await Promise.race([this.#held, this.#stopping.promise]);
+      const held = this.#held;
+      let wake!: () => void;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        this.#wakers.add(wake);
+        held.then(wake, wake);
+      });
+      this.#wakers.delete(wake);
       this.#waiting--;
     }
     // serve stops: a request that waited for the client's streams is new work, never started,
@@ -216,7 +228,7 @@ export class ServeSession {
         } that waited for the client's streams get the error stopping`,
       );
     }
-    this.#stopping.resolve();
+    for (const wake of this.#wakers) wake();
   }
 
   /**

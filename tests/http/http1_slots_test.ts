@@ -2,6 +2,7 @@
 
 import { deepStrictEqual, strictEqual, throws } from "node:assert/strict";
 import { Http1Slots } from "../../lib/http/http1_slots.ts";
+import { FakeTime } from "../fake_time.ts";
 
 /** Clients that record their close; `Deno.HttpClient` has no other member that the slots use. */
 function fakeClients() {
@@ -17,7 +18,7 @@ function fakeClients() {
 
 Deno.test("Http1Slots: a slot serves one request at a time; as many slots as requests in flight", () => {
   const { made, make } = fakeClients();
-  const slots = new Http1Slots(make, 1_500);
+  const slots = new Http1Slots(make, 1_500, new FakeTime());
   const inFlight = Array.from({ length: 4 }, () => slots.take());
   strictEqual(new Set(inFlight.map((s) => s.client)).size, 4);
   strictEqual(made.length, 4);
@@ -31,34 +32,49 @@ Deno.test("Http1Slots: a slot serves one request at a time; as many slots as req
 
 Deno.test("Http1Slots: the slot used last is taken first (its connection is the likeliest alive)", () => {
   const { make, idOf } = fakeClients();
-  const slots = new Http1Slots(make, 1_500);
+  const slots = new Http1Slots(make, 1_500, new FakeTime());
   const a = slots.take(), b = slots.take();
   a.release();
   b.release();
   strictEqual(idOf(slots.take().client), idOf(b.client));
 });
 
-Deno.test("Http1Slots: a release counts once; a slot idle past the pool's idle time is closed", () => {
-  let now = 0;
+Deno.test("Http1Slots: a release counts once; a slot idle past the pool's idle time is closed", async () => {
+  const time = new FakeTime();
   const { made, make } = fakeClients();
-  const slots = new Http1Slots(make, 1_500, () => now);
+  const slots = new Http1Slots(make, 1_500, time);
   const a = slots.take(), b = slots.take();
   a.release();
   a.release();
   strictEqual(slots.idle, 1);
-  now = 1_000;
+  await time.tick(1_000);
   b.release();
-  now = 2_000; // a has been idle 2 s, b 1 s
-  const c = slots.take();
+  await time.tick(1_000); // a has been idle 2 s, b 1 s: the timer closed a
   strictEqual(made[0]!.closed, true);
   strictEqual(made[1]!.closed, false);
+  const c = slots.take();
   strictEqual(c.client, b.client);
   strictEqual(slots.idle, 0);
+  c.release();
+});
+
+Deno.test("Http1Slots: after a burst, the idle slots are closed by their timer, with no request to come; the timer keeps no process alive", async () => {
+  const time = new FakeTime();
+  const { made, make } = fakeClients();
+  const slots = new Http1Slots(make, 1_500, time);
+  const burst = Array.from({ length: 8 }, () => slots.take());
+  for (const slot of burst) slot.release();
+  strictEqual(slots.idle, 8);
+  strictEqual(time.held, 0, "an idle slot's timer holds the process");
+  await time.tick(1_501);
+  strictEqual(slots.idle, 0);
+  deepStrictEqual(made.map((m) => m.closed), Array(8).fill(true));
+  deepStrictEqual(time.pending, []);
 });
 
 Deno.test("Http1Slots: close ends every client, busy or idle; no take after it", () => {
   const { made, make } = fakeClients();
-  const slots = new Http1Slots(make, 1_500);
+  const slots = new Http1Slots(make, 1_500, new FakeTime());
   const busy = slots.take();
   slots.take().release();
   slots.close();

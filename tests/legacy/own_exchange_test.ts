@@ -80,3 +80,25 @@ Deno.test("own exchange: the POST of a notification or an answer keeps no respon
   strictEqual(body, `data: ${note}\n\n`);
   strictEqual(drops, 1);
 });
+
+Deno.test("own exchange: an SSE stream ends after its own response; the server's body is cancelled", async () => {
+  let cancelled = false;
+  const fetchFn = ownExchangeFetch(() => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        // The response and an event after it in one chunk; the stream stays open.
+        controller.enqueue(enc.encode(`data: ${note}\n\ndata: ${own}\n\ndata: ${note}\n\n`));
+      },
+      cancel: () => void (cancelled = true),
+    });
+    return Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    );
+  }, () => {});
+  const response = await fetchFn("http://127.0.0.1/mcp", {
+    method: "POST",
+    body: JSON.stringify(request),
+  });
+  strictEqual(await response.text(), `data: ${note}\n\ndata: ${own}\n\n`);
+  strictEqual(cancelled, true);
+});

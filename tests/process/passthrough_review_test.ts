@@ -1,0 +1,61 @@
+/**
+ * `--protocol auto` in front of a raw server of revision 2025-11-25 at a URL
+ * that holds what it sends: an SSE stream left open after the response of
+ * its request, an endless error body, and a 202 to a request. The
+ * connections stay bounded, an error body is read only as far as its
+ * limit, and each request gets its one answer at once.
+ */
+
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict";
+import { serveLegacy } from "../fixtures/legacy_http_server.ts";
+import { startDelayProxy } from "../fixtures/delay_proxy.ts";
+import { waitFor } from "../wait.ts";
+import { BridgeProcess } from "./helpers.ts";
+
+const enc = new TextEncoder();
+
+const event = (message: unknown) => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+Deno.test("auto over HTTP/1.1: an SSE stream that the server leaves open after the response ends there; 30 calls in turn hold at most 2 connections", async () => {
+  let streams = 0;
+  await using upstream = serveLegacy({
+    tool: (_name, id) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          streams++;
+          controller.enqueue(enc.encode(event({ jsonrpc: "2.0", id, result: { content: [] } })));
+          // Never closed: only the client can end it.
+        },
+        cancel: () => void streams--,
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+  // A proxy without delay that counts the connections the bridge holds.
+  const proxy = startDelayProxy(Number(new URL(upstream.url).port), 0);
+  const url = new URL(upstream.url);
+  url.port = String(proxy.port);
+  try {
+    await using bridge = new BridgeProcess([
+      "--protocol",
+      "auto",
+      "--log-level",
+      "debug",
+      url.href,
+    ]);
+    await bridge.initialize({}, true);
+    for (let i = 0; i < 30; i++) {
+      await bridge.request(`c-${i}`, "tools/call", { name: "open", arguments: {} });
+      deepStrictEqual((await bridge.response(`c-${i}`)).result, { content: [] });
+    }
+    // The connection of each stream closes once its response came.
+    await waitFor("the streams to close", () => proxy.open() <= 2 && streams <= 1);
+    ok(proxy.open() <= 2, `${proxy.open()} connections open`);
+    // The SDK's transport read the end of each stream as the end of an answered request.
+    ok(!bridge.stderr.includes("reported an error"), bridge.stderr);
+    await bridge.closeInput();
+    strictEqual(await bridge.exit(), 0);
+  } finally {
+    proxy.close();
+  }
+});

@@ -12,7 +12,10 @@
  * a JSON-RPC message, fails the request with invalid_response and its
  * status (the transport would throw a bare fetch error or its own, which
  * read as a lost connection); so does a success of another media type than
- * JSON and an event stream, as on the 2026-07-28 link. The end
+ * JSON and an event stream, as on the 2026-07-28 link. A response that is
+ * not OK gets at most the head of its body (`error_status_body.ts`); one of
+ * a request with an error status fails it with the status (and the
+ * upstream's message) without going to the transport. The end
  * of a stream is told to the link, with the failure of its request if the
  * response did not come (`onBodyEnd`).
  *
@@ -29,6 +32,7 @@ import {
 import { classify } from "../jsonrpc/parse.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { readJsonBody, TooLargeError } from "./bounded_body.ts";
+import { errorBodyHead, errorStatusFailure, withHead } from "./error_status_body.ts";
 import type { SendMeta } from "./post_transport.ts";
 import { sendWithChallenges, type TokenSource } from "./token_source.ts";
 import { STREAM_ENDED, transportSight } from "./transport_failure.ts";
@@ -148,6 +152,14 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
       return inner(url, { ...init, headers, signal }, meta);
     });
     const type = mediaTypeOf(response.headers.get("content-type"));
+    if (!response.ok) {
+      // The SDK's transport reads such a body whole: it gets at most its head.
+      const head = await errorBodyHead(response, type);
+      if (request && response.status >= 400) {
+        throw errorStatusFailure(response.status, type, head);
+      }
+      return withHead(response, head);
+    }
     if (request && type === "application/json") {
       const { status } = response;
       // Once the transport has the message, the request fails without its response.

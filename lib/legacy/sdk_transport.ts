@@ -62,12 +62,14 @@ export interface SendFailure {
  * ```
  */
 export function sendFailureOf(error: unknown, liveSession: boolean): SendFailure {
-  if (error instanceof UpstreamFailure) return { failure: error };
+  // The bounded fetch fails a request of an error status itself (`error_status_body.ts`).
+  const fetched = error instanceof UpstreamFailure ? error : undefined;
+  if (fetched && !(fetched.status === 404 && liveSession)) return { failure: fetched };
   // The transport's schema refused a body that the bounded fetch let through.
   if (error instanceof Error && error.name === "ZodError") {
     return { failure: new UpstreamFailure("invalid_response") };
   }
-  const status = httpStatusOf(error);
+  const status = fetched?.status ?? httpStatusOf(error);
   if (status === 404 && liveSession) {
     return { failure: new UpstreamFailure("closed", { status }), loss: "session" };
   }
@@ -130,7 +132,7 @@ export function sessionTransport(options: SessionTransportOptions): SessionTrans
     options.onMessage(message as unknown as JsonObject, transport);
   };
   transport.onerror = (error: unknown) => {
-    const code = httpStatusOf(error);
+    const code = error instanceof UpstreamFailure ? error.status : httpStatusOf(error);
     const status = code === undefined ? "" : ` (HTTP status ${code})`;
     options.debug(`the 2025-11-25 HTTP transport reported an error${status}`);
   };

@@ -14,6 +14,10 @@ import { BridgeProcess } from "./helpers.ts";
 
 const enc = new TextEncoder();
 
+type Json = Record<string, unknown>;
+
+const causeOf = (response: Json) => (response.error as { data?: Json } | undefined)?.data;
+
 const event = (message: unknown) => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 
 Deno.test("auto over HTTP/1.1: an SSE stream that the server leaves open after the response ends there; 30 calls in turn hold at most 2 connections", async () => {
@@ -58,4 +62,59 @@ Deno.test("auto over HTTP/1.1: an SSE stream that the server leaves open after t
   } finally {
     proxy.close();
   }
+});
+
+/** An endless body of `type` with `status`; `sent` counts its bytes. */
+function endlessBody(status: number, type: string, sent: { bytes: number }): Response {
+  const chunk = enc.encode(
+    type === "text/event-stream" ? ": x\n\n".repeat(10_000) : "x".repeat(65_536),
+  );
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      sent.bytes += chunk.length;
+      controller.enqueue(chunk);
+    },
+  });
+  return new Response(body, { status, headers: { "content-type": type } });
+}
+
+Deno.test("auto over HTTP: an error status with an endless body fails its request at once with the status, the body read no further than its head; a JSON-RPC error's message comes first", async () => {
+  const sent = { bytes: 0 };
+  await using upstream = serveLegacy({
+    tool: (name) => {
+      if (name === "text") return endlessBody(500, "text/plain", sent);
+      if (name === "sse") return endlessBody(500, "text/event-stream", sent);
+      if (name === "json") {
+        return Response.json(
+          { jsonrpc: "2.0", id: null, error: { code: -32603, message: "boom" } },
+          {
+            status: 503,
+          },
+        );
+      }
+      return undefined;
+    },
+  });
+  await using bridge = new BridgeProcess(["--protocol", "auto", upstream.url]);
+  await bridge.initialize({}, true);
+  for (const name of ["text", "sse"]) {
+    sent.bytes = 0;
+    await bridge.request(name, "tools/call", { name, arguments: {} });
+    const answer = await bridge.response(name, 10_000);
+    const at = sent.bytes;
+    deepStrictEqual(causeOf(answer), { cause: "transport_failed", detail: "HTTP status 500" });
+    ok(at < 16 * 1024 * 1024, `${at} bytes sent before the failure`);
+  }
+  await bridge.request("json", "tools/call", { name: "json", arguments: {} });
+  deepStrictEqual(causeOf(await bridge.response("json")), {
+    cause: "transport_failed",
+    detail: "boom (HTTP status 503)",
+  });
+  // The session lives on.
+  await bridge.request("echo", "tools/call", { name: "echo", arguments: {} });
+  deepStrictEqual((await bridge.response("echo")).result, {
+    content: [{ type: "text", text: "called echo" }],
+  });
+  await bridge.closeInput();
+  strictEqual(await bridge.exit(), 0);
 });

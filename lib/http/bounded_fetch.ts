@@ -15,7 +15,8 @@
  * JSON and an event stream, as on the 2026-07-28 link. A response that is
  * not OK gets at most the head of its body (`error_status_body.ts`); one of
  * a request with an error status fails it with the status (and the
- * upstream's message) without going to the transport. The end
+ * upstream's message) without going to the transport, and so does a 202
+ * (the answer to a notification) with invalid_response. The end
  * of a stream is told to the link, with the failure of its request if the
  * response did not come (`onBodyEnd`).
  *
@@ -160,6 +161,11 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
       }
       return withHead(response, head);
     }
+    if (request && response.status === 202) {
+      // A 202 accepts a notification: a request would wait for its time limit.
+      await response.body?.cancel().catch(() => {});
+      throw new UpstreamFailure("invalid_response", { status: 202 });
+    }
     if (request && type === "application/json") {
       const { status } = response;
       // Once the transport has the message, the request fails without its response.
@@ -171,7 +177,7 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
         );
       return await wholeJson(response, limit, parsed);
     }
-    if (request && response.ok && response.status !== 202 && type !== "text/event-stream") {
+    if (request && type !== "text/event-stream") {
       // A success that is neither JSON nor a stream holds no response: the
       // transport would throw its own error, which reads as a failed transport.
       await response.body?.cancel().catch(() => {});

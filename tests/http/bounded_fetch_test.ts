@@ -255,3 +255,17 @@ Deno.test("legacy fetch: the body of an error status is read no further than 64 
     return true;
   });
 });
+
+Deno.test("legacy fetch: a 202 to a request is invalid_response with its status; to a notification it goes to the transport", async () => {
+  const fetchFn = boundedFetch({
+    maxResponseBytes: 1 << 20,
+    fetch: () => Promise.resolve(new Response(null, { status: 202 })),
+  });
+  await rejects(fetchFn("http://127.0.0.1/", REQUEST), (error) => {
+    ok(error instanceof UpstreamFailure);
+    deepStrictEqual([error.kind, error.status], ["invalid_response", 202]);
+    return true;
+  });
+  const note = { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", method: "n" }) };
+  strictEqual((await fetchFn("http://127.0.0.1/", note)).status, 202);
+});

@@ -118,3 +118,25 @@ Deno.test("auto over HTTP: an error status with an endless body fails its reques
   await bridge.closeInput();
   strictEqual(await bridge.exit(), 0);
 });
+
+Deno.test("auto over HTTP: a 202 to a request fails it at once with invalid_response and the status; a notification's 202 is its answer", async () => {
+  await using upstream = serveLegacy({
+    tool: (name) => name === "accepted" ? new Response(null, { status: 202 }) : undefined,
+  });
+  await using bridge = new BridgeProcess(["--protocol", "auto", upstream.url]);
+  await bridge.initialize({}, true);
+  const started = Date.now();
+  await bridge.request("a", "tools/call", { name: "accepted", arguments: {} });
+  deepStrictEqual(causeOf(await bridge.response("a", 5_000)), {
+    cause: "invalid_response",
+    detail: "HTTP status 202",
+  });
+  ok(Date.now() - started < 3_000, `${Date.now() - started} ms`);
+  await bridge.send({ jsonrpc: "2.0", method: "notifications/roots/list_changed" });
+  await bridge.request("echo", "tools/call", { name: "echo", arguments: {} });
+  deepStrictEqual((await bridge.response("echo")).result, {
+    content: [{ type: "text", text: "called echo" }],
+  });
+  await bridge.closeInput();
+  strictEqual(await bridge.exit(), 0);
+});

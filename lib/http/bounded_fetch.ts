@@ -24,6 +24,8 @@
  */
 
 import {
+  idKey,
+  isForeignResponse,
   isObject,
   isRequestId,
   type Json,
@@ -175,7 +177,7 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
           undefined,
           new UpstreamFailure("invalid_response", { status }),
         );
-      return await wholeJson(response, limit, parsed);
+      return await wholeJson(response, limit, idKey(request.id), parsed);
     }
     if (request && type !== "text/event-stream") {
       // A success that is neither JSON nor a stream holds no response: the
@@ -198,6 +200,7 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
 async function wholeJson(
   response: Response,
   limit: number,
+  own: string,
   parsed: () => void,
 ): Promise<Response> {
   const { status } = response;
@@ -218,7 +221,7 @@ async function wholeJson(
   whole.json = () =>
     json().then((value) => {
       // JSON that is not a message: the transport would throw its own error.
-      if (!holdsMessages(value)) throw new UpstreamFailure("invalid_response", { status });
+      if (!holdsMessages(value, own)) throw new UpstreamFailure("invalid_response", { status });
       parsed();
       return value;
     }, () => {
@@ -231,12 +234,14 @@ async function wholeJson(
  * True when the JSON body of a response is one JSON-RPC message, or a
  * non-empty batch of them, as the transport reads them: a request, a
  * notification, or a response whose result is an object or whose error is
- * an error object.
+ * an error object. The response of another request than `own` is not
+ * looked at: the own-exchange rule drops it (`legacy/own_exchange.ts`).
  */
-function holdsMessages(value: unknown): boolean {
+function holdsMessages(value: unknown, own: string): boolean {
   const messages = Array.isArray(value) ? value : [value];
   if (messages.length === 0) return false;
   return messages.every((message: Json) => {
+    if (isForeignResponse(message, own)) return true;
     const kind = classify(message);
     return kind.kind !== "invalid" &&
       (kind.kind !== "response" || !Object.hasOwn(kind.message, "result") ||

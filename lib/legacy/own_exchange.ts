@@ -14,7 +14,7 @@
  * @module
  */
 
-import { idKey, isObject, isRequestId } from "../jsonrpc/message.ts";
+import { idKey, isForeignResponse, isObject, isRequestId } from "../jsonrpc/message.ts";
 import { mediaTypeOf } from "../http/bounded_fetch.ts";
 
 /** The debug line of a dropped response. */
@@ -39,12 +39,6 @@ function requestKeyOf(body: BodyInit | null | undefined): string | undefined {
 function isResponse(message: unknown): message is Record<string, unknown> {
   return isObject(message) && typeof message.method !== "string" &&
     (Object.hasOwn(message, "result") || Object.hasOwn(message, "error"));
-}
-
-/** True when `message` is a response whose id is not `own`. */
-function isForeign(message: unknown, own: string | undefined): boolean {
-  if (!isResponse(message)) return false;
-  return !isRequestId(message.id) || idKey(message.id) !== own;
 }
 
 /** The data of an SSE event of type message (the default), or undefined. */
@@ -96,7 +90,7 @@ function sseFilter(own: string | undefined, drop: () => void): TransformStream<U
   const pass = (event: string, controller: TransformStreamDefaultController<Uint8Array>) => {
     const data = eventData(event);
     const message = data === undefined ? undefined : parsed(data);
-    if (isForeign(message, own)) {
+    if (isForeignResponse(message, own)) {
       drop();
       return false;
     }
@@ -140,7 +134,7 @@ function filterJson(response: Response, own: string | undefined, drop: () => voi
   response.json = () =>
     json().then((data: unknown) => {
       const messages = Array.isArray(data) ? data : [data];
-      const kept = messages.filter((message) => !isForeign(message, own));
+      const kept = messages.filter((message) => !isForeignResponse(message, own));
       if (kept.length === messages.length) return data;
       for (let n = kept.length; n < messages.length; n++) drop();
       return kept;

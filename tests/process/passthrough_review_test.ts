@@ -140,3 +140,31 @@ Deno.test("auto over HTTP: a 202 to a request fails it at once with invalid_resp
   await bridge.closeInput();
   strictEqual(await bridge.exit(), 0);
 });
+
+Deno.test("auto over HTTP: a POST's stream that ends after an event id without its response fails the request; no resumption GET (Last-Event-ID) goes out", async () => {
+  await using upstream = serveLegacy({
+    tool: (name) => {
+      if (name !== "primed") return undefined;
+      const note = {
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: "x" },
+      };
+      const body = `id: e1\nretry: 10\n${event(note)}`;
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+  await using bridge = new BridgeProcess(["--protocol", "auto", upstream.url]);
+  await bridge.initialize({}, true);
+  await bridge.request("p", "tools/call", { name: "primed", arguments: {} });
+  deepStrictEqual(causeOf(await bridge.response("p")), {
+    cause: "transport_failed",
+    detail: "HTTP status 200",
+  });
+  // The SDK would resume after the server's retry of 10 ms.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const resumptions = upstream.requests.filter((r) => r.headers.has("last-event-id"));
+  strictEqual(resumptions.length, 0);
+  await bridge.closeInput();
+  strictEqual(await bridge.exit(), 0);
+});

@@ -12,7 +12,11 @@
  * a JSON-RPC message, fails the request with invalid_response and its
  * status (the transport would throw a bare fetch error or its own, which
  * read as a lost connection); so does a success of another media type than
- * JSON and an event stream, as on the 2026-07-28 link. The end
+ * JSON and an event stream, as on the 2026-07-28 link. A response that is
+ * not OK gets at most the head of its body (`error_status_body.ts`); one of
+ * a request with an error status fails it with the status (and the
+ * upstream's message) without going to the transport, and so does a 202
+ * (the answer to a notification) with invalid_response. The end
  * of a stream is told to the link, with the failure of its request if the
  * response did not come (`onBodyEnd`).
  *
@@ -20,6 +24,8 @@
  */
 
 import {
+  idKey,
+  isForeignResponse,
   isObject,
   isRequestId,
   type Json,
@@ -29,6 +35,7 @@ import {
 import { classify } from "../jsonrpc/parse.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { readJsonBody, TooLargeError } from "./bounded_body.ts";
+import { errorBodyHead, errorStatusFailure, withHead } from "./error_status_body.ts";
 import type { SendMeta } from "./post_transport.ts";
 import { sendWithChallenges, type TokenSource } from "./token_source.ts";
 import { STREAM_ENDED, transportSight } from "./transport_failure.ts";
@@ -148,6 +155,19 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
       return inner(url, { ...init, headers, signal }, meta);
     });
     const type = mediaTypeOf(response.headers.get("content-type"));
+    if (!response.ok) {
+      // The SDK's transport reads such a body whole: it gets at most its head.
+      const head = await errorBodyHead(response, type);
+      if (request && response.status >= 400) {
+        throw errorStatusFailure(response.status, type, head);
+      }
+      return withHead(response, head);
+    }
+    if (request && response.status === 202) {
+      // A 202 accepts a notification: a request would wait for its time limit.
+      await response.body?.cancel().catch(() => {});
+      throw new UpstreamFailure("invalid_response", { status: 202 });
+    }
     if (request && type === "application/json") {
       const { status } = response;
       // Once the transport has the message, the request fails without its response.
@@ -157,9 +177,9 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
           undefined,
           new UpstreamFailure("invalid_response", { status }),
         );
-      return await wholeJson(response, limit, parsed);
+      return await wholeJson(response, limit, idKey(request.id), parsed);
     }
-    if (request && response.ok && response.status !== 202 && type !== "text/event-stream") {
+    if (request && type !== "text/event-stream") {
       // A success that is neither JSON nor a stream holds no response: the
       // transport would throw its own error, which reads as a failed transport.
       await response.body?.cancel().catch(() => {});
@@ -180,6 +200,7 @@ export function boundedFetch(options: BoundedFetchOptions): typeof fetch {
 async function wholeJson(
   response: Response,
   limit: number,
+  own: string,
   parsed: () => void,
 ): Promise<Response> {
   const { status } = response;
@@ -200,7 +221,7 @@ async function wholeJson(
   whole.json = () =>
     json().then((value) => {
       // JSON that is not a message: the transport would throw its own error.
-      if (!holdsMessages(value)) throw new UpstreamFailure("invalid_response", { status });
+      if (!holdsMessages(value, own)) throw new UpstreamFailure("invalid_response", { status });
       parsed();
       return value;
     }, () => {
@@ -213,12 +234,14 @@ async function wholeJson(
  * True when the JSON body of a response is one JSON-RPC message, or a
  * non-empty batch of them, as the transport reads them: a request, a
  * notification, or a response whose result is an object or whose error is
- * an error object.
+ * an error object. The response of another request than `own` is not
+ * looked at: the own-exchange rule drops it (`legacy/own_exchange.ts`).
  */
-function holdsMessages(value: unknown): boolean {
+function holdsMessages(value: unknown, own: string): boolean {
   const messages = Array.isArray(value) ? value : [value];
   if (messages.length === 0) return false;
   return messages.every((message: Json) => {
+    if (isForeignResponse(message, own)) return true;
     const kind = classify(message);
     return kind.kind !== "invalid" &&
       (kind.kind !== "response" || !Object.hasOwn(kind.message, "result") ||

@@ -207,3 +207,15 @@ export function idKey(id: RequestId): string {
   if (text !== undefined) return `s:${text}`;
   return `n:${integerDigits(id.rawJSON) ?? id.rawJSON}`;
 }
+
+/**
+ * True when `message` has the shape of a response (no method; a result or an
+ * error) and is not the response of the request whose {@linkcode idKey} is
+ * `own` (none is, without `own`): on the exchange of one request, the
+ * response of another, whatever else is wrong with it.
+ */
+export function isForeignResponse(message: unknown, own: string | undefined): boolean {
+  if (!isObject(message) || typeof message.method === "string") return false;
+  if (!Object.hasOwn(message, "result") && !Object.hasOwn(message, "error")) return false;
+  return !isRequestId(message.id) || idKey(message.id) !== own;
+}

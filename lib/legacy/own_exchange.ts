@@ -14,7 +14,7 @@
  * @module
  */
 
-import { idKey, isObject, isRequestId } from "../jsonrpc/message.ts";
+import { idKey, isForeignResponse, isObject, isRequestId } from "../jsonrpc/message.ts";
 import { mediaTypeOf } from "../http/bounded_fetch.ts";
 
 /** The debug line of a dropped response. */
@@ -35,11 +35,10 @@ function requestKeyOf(body: BodyInit | null | undefined): string | undefined {
   return undefined;
 }
 
-/** True when `message` is a response whose id is not `own`. */
-function isForeign(message: unknown, own: string | undefined): boolean {
-  if (!isObject(message) || typeof message.method === "string") return false;
-  if (!Object.hasOwn(message, "result") && !Object.hasOwn(message, "error")) return false;
-  return !isRequestId(message.id) || idKey(message.id) !== own;
+/** True for a response: a result or an error, no method. */
+function isResponse(message: unknown): message is Record<string, unknown> {
+  return isObject(message) && typeof message.method !== "string" &&
+    (Object.hasOwn(message, "result") || Object.hasOwn(message, "error"));
 }
 
 /** The data of an SSE event of type message (the default), or undefined. */
@@ -72,7 +71,13 @@ function parsed(text: string): unknown {
  */
 const eventEnd = () => /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/g;
 
-/** The SSE stream less the events that hold a foreign response. */
+/**
+ * The SSE stream less the events that hold a foreign response, ended after
+ * the event of the own response: the source body is cancelled there, so a
+ * server that leaves the stream open holds no connection (REMOTE.md: the
+ * connections stay bounded). The SDK's transport reads the response, then
+ * the end of a stream whose request is answered (no resumption).
+ */
 function sseFilter(own: string | undefined, drop: () => void): TransformStream<Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
@@ -81,10 +86,16 @@ function sseFilter(own: string | undefined, drop: () => void): TransformStream<U
   let parts: string[] = [];
   /** The last characters of `parts`: a blank line can start there. */
   let tail = "";
+  /** Passes `event` on (or drops it); true once it was the own response. */
   const pass = (event: string, controller: TransformStreamDefaultController<Uint8Array>) => {
     const data = eventData(event);
-    if (data !== undefined && isForeign(parsed(data), own)) return drop();
+    const message = data === undefined ? undefined : parsed(data);
+    if (isForeignResponse(message, own)) {
+      drop();
+      return false;
+    }
     controller.enqueue(encoder.encode(event));
+    return own !== undefined && isResponse(message);
   };
   return new TransformStream({
     transform(chunk, controller) {
@@ -100,7 +111,7 @@ function sseFilter(own: string | undefined, drop: () => void): TransformStream<U
         }
         // The tail had no blank line: the end is in `text`.
         const cut = end.index + end[0].length - tail.length;
-        pass(parts.join("") + text.slice(0, cut), controller);
+        if (pass(parts.join("") + text.slice(0, cut), controller)) return controller.terminate();
         parts = [];
         tail = "";
         text = text.slice(cut);
@@ -123,7 +134,7 @@ function filterJson(response: Response, own: string | undefined, drop: () => voi
   response.json = () =>
     json().then((data: unknown) => {
       const messages = Array.isArray(data) ? data : [data];
-      const kept = messages.filter((message) => !isForeign(message, own));
+      const kept = messages.filter((message) => !isForeignResponse(message, own));
       if (kept.length === messages.length) return data;
       for (let n = kept.length; n < messages.length; n++) drop();
       return kept;

@@ -62,12 +62,14 @@ export interface SendFailure {
  * ```
  */
 export function sendFailureOf(error: unknown, liveSession: boolean): SendFailure {
-  if (error instanceof UpstreamFailure) return { failure: error };
+  // The bounded fetch fails a request of an error status itself (`error_status_body.ts`).
+  const fetched = error instanceof UpstreamFailure ? error : undefined;
+  if (fetched && !(fetched.status === 404 && liveSession)) return { failure: fetched };
   // The transport's schema refused a body that the bounded fetch let through.
   if (error instanceof Error && error.name === "ZodError") {
     return { failure: new UpstreamFailure("invalid_response") };
   }
-  const status = httpStatusOf(error);
+  const status = fetched?.status ?? httpStatusOf(error);
   if (status === 404 && liveSession) {
     return { failure: new UpstreamFailure("closed", { status }), loss: "session" };
   }
@@ -108,18 +110,19 @@ export function failureKindOf(error: unknown): string {
 }
 
 /**
- * A transport of the SDK for one session, started. Its own GET stream is
- * refused (a 405 that no server sent): it gives up after two failed tries.
- * A GET with `Last-Event-ID` (the resumption of a response) goes out. The
- * body of a POST keeps only the response of its own request (`own_exchange.ts`).
+ * A transport of the SDK for one session, started. Its GETs are refused (a
+ * 405 that no server sent; it takes that as a server without a stream): its
+ * own GET stream (the link opens one), and the resumption of a POST's
+ * stream with `Last-Event-ID`. That resumption would go around the
+ * own-exchange rule (the SDK gives each result on it the id of the request)
+ * and could bring nothing: the request fails when its POST's stream ends
+ * without its response. The body of a POST keeps only the response of its
+ * own request (`own_exchange.ts`).
  */
 export function sessionTransport(options: SessionTransportOptions): SessionTransport {
   const posts = ownExchangeFetch(options.fetch, options.debug);
   const fetchFn: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    if (init?.method === "GET" && !headers.has("last-event-id")) {
-      return Promise.resolve(new Response(null, { status: 405 }));
-    }
+    if (init?.method === "GET") return Promise.resolve(new Response(null, { status: 405 }));
     return posts(input, init);
   };
   const transport = new StreamableHTTPClientTransport(options.url, {
@@ -130,7 +133,7 @@ export function sessionTransport(options: SessionTransportOptions): SessionTrans
     options.onMessage(message as unknown as JsonObject, transport);
   };
   transport.onerror = (error: unknown) => {
-    const code = httpStatusOf(error);
+    const code = error instanceof UpstreamFailure ? error.status : httpStatusOf(error);
     const status = code === undefined ? "" : ` (HTTP status ${code})`;
     options.debug(`the 2025-11-25 HTTP transport reported an error${status}`);
   };

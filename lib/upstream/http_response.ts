@@ -21,7 +21,7 @@ import { readEvents } from "../http/sse.ts";
 import { STREAM_ENDED, transportSight } from "../http/transport_failure.ts";
 
 /** The bytes of an error body that are read for its message. */
-const ERROR_BODY_BYTES = 64 * 1024;
+export const ERROR_BODY_BYTES = 64 * 1024;
 /** The longest upstream message that a failure carries. */
 const MAX_MESSAGE_CHARS = 200;
 

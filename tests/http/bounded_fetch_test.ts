@@ -194,3 +194,78 @@ Deno.test("the sign of an older server: a JSON-RPC error body, or a body that as
   ok(!errorBodySign("<html>Not Found</html>"));
   ok(!errorBodySign('{"error":"not found"}'));
 });
+
+Deno.test("legacy fetch: the body of an error status is read no further than 64 KiB; a request fails with the status and the JSON-RPC error's message", async () => {
+  const endless = (type: string) => {
+    const state = { pulled: 0 };
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        state.pulled++;
+        controller.enqueue(enc.encode("x".repeat(1024)));
+      },
+    });
+    return {
+      response: new Response(stream, { status: 500, headers: { "content-type": type } }),
+      state,
+    };
+  };
+  for (const type of ["text/plain", "text/event-stream"]) {
+    const made = endless(type);
+    const fetchFn = boundedFetch({
+      maxResponseBytes: 1 << 20,
+      fetch: () => Promise.resolve(made.response),
+    });
+    await rejects(fetchFn("http://127.0.0.1/", REQUEST), (error) => {
+      ok(error instanceof UpstreamFailure);
+      deepStrictEqual([error.kind, error.status, error.upstreamMessage], [
+        "transport_failed",
+        500,
+        undefined,
+      ]);
+      return true;
+    });
+    ok(made.state.pulled <= 66, `${made.state.pulled} chunks read of ${type}`);
+  }
+  // A GET (no request): the transport gets the status and the head of the body.
+  const made = endless("text/plain");
+  const get = boundedFetch({
+    maxResponseBytes: 1 << 20,
+    fetch: () => Promise.resolve(made.response),
+  });
+  const response = await get("http://127.0.0.1/", { method: "GET" });
+  strictEqual(response.status, 500);
+  strictEqual((await response.text()).length, 0, "over 64 KiB: no text of it");
+  ok(made.state.pulled <= 66);
+  const small = boundedFetch({
+    maxResponseBytes: 1 << 20,
+    fetch: () =>
+      Promise.resolve(
+        Response.json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "no\nway" } }, {
+          status: 400,
+        }),
+      ),
+  });
+  await rejects(small("http://127.0.0.1/", REQUEST), (error) => {
+    ok(error instanceof UpstreamFailure);
+    deepStrictEqual([error.kind, error.status, error.upstreamMessage], [
+      "transport_failed",
+      400,
+      "no way",
+    ]);
+    return true;
+  });
+});
+
+Deno.test("legacy fetch: a 202 to a request is invalid_response with its status; to a notification it goes to the transport", async () => {
+  const fetchFn = boundedFetch({
+    maxResponseBytes: 1 << 20,
+    fetch: () => Promise.resolve(new Response(null, { status: 202 })),
+  });
+  await rejects(fetchFn("http://127.0.0.1/", REQUEST), (error) => {
+    ok(error instanceof UpstreamFailure);
+    deepStrictEqual([error.kind, error.status], ["invalid_response", 202]);
+    return true;
+  });
+  const note = { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", method: "n" }) };
+  strictEqual((await fetchFn("http://127.0.0.1/", note)).status, 202);
+});

@@ -5,6 +5,7 @@
 
 import { deepStrictEqual, strictEqual } from "node:assert/strict";
 import { FOREIGN_RESPONSE, ownExchangeFetch } from "../../lib/legacy/own_exchange.ts";
+import { boundedFetch } from "../../lib/http/bounded_fetch.ts";
 
 const enc = new TextEncoder();
 
@@ -78,5 +79,46 @@ Deno.test("own exchange: the POST of a notification or an answer keeps no respon
   const answer = { jsonrpc: "2.0", id: 5, result: {} };
   const { body, drops } = await through(answer, [`data: ${own}\n\ndata: ${note}\n\n`]);
   strictEqual(body, `data: ${note}\n\n`);
+  strictEqual(drops, 1);
+});
+
+Deno.test("own exchange: an SSE stream ends after its own response; the server's body is cancelled", async () => {
+  let cancelled = false;
+  const fetchFn = ownExchangeFetch(() => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        // The response and an event after it in one chunk; the stream stays open.
+        controller.enqueue(enc.encode(`data: ${note}\n\ndata: ${own}\n\ndata: ${note}\n\n`));
+      },
+      cancel: () => void (cancelled = true),
+    });
+    return Promise.resolve(
+      new Response(body, { headers: { "content-type": "text/event-stream" } }),
+    );
+  }, () => {});
+  const response = await fetchFn("http://127.0.0.1/mcp", {
+    method: "POST",
+    body: JSON.stringify(request),
+  });
+  strictEqual(await response.text(), `data: ${note}\n\ndata: ${own}\n\n`);
+  strictEqual(cancelled, true);
+});
+
+Deno.test("own exchange: a JSON batch of its own response and a malformed response of another id keeps its own; the other is dropped, not a failure", async () => {
+  const malformed = JSON.stringify({ jsonrpc: "2.0", id: 9, result: "not an object" });
+  let drops = 0;
+  const bounded = boundedFetch({
+    maxResponseBytes: 1 << 20,
+    fetch: () =>
+      Promise.resolve(
+        new Response(`[${own},${malformed}]`, { headers: { "content-type": "application/json" } }),
+      ),
+  });
+  const fetchFn = ownExchangeFetch(bounded, () => drops++);
+  const response = await fetchFn("http://127.0.0.1/mcp", {
+    method: "POST",
+    body: JSON.stringify(request),
+  });
+  deepStrictEqual(await response.json(), [JSON.parse(own)]);
   strictEqual(drops, 1);
 });

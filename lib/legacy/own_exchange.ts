@@ -51,7 +51,8 @@ function eventData(event: string): string | undefined {
     let value = colon === -1 ? "" : line.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
     if (field === "data") data.push(value);
-    else if (field === "event") type = value;
+    // An empty type is `message` (the SSE standard, the SDK's parser, `lib/http/sse.ts`).
+    else if (field === "event") type = value === "" ? "message" : value;
   }
   return type === "message" && data.length > 0 ? data.join("\n") : undefined;
 }
@@ -111,7 +112,13 @@ function sseFilter(own: string | undefined, drop: () => void): TransformStream<U
         }
         // The tail had no blank line: the end is in `text`.
         const cut = end.index + end[0].length - tail.length;
-        if (pass(parts.join("") + text.slice(0, cut), controller)) return controller.terminate();
+        if (pass(parts.join("") + text.slice(0, cut), controller)) {
+          // A line feed more: an event that ends in a CR (CR line ends, or a CRLF that the chunks
+          // split) is complete to a parser that waits for the LF after a CR; a blank line is
+          // nothing to it.
+          controller.enqueue(encoder.encode("\n"));
+          return controller.terminate();
+        }
         parts = [];
         tail = "";
         text = text.slice(cut);

@@ -108,7 +108,7 @@ export async function readBody(
       held += kept;
       length += chunk.length;
       if (head === undefined && length <= maxBytes) {
-        chunks.push(chunk);
+        keep(chunks, chunk);
         continue;
       }
       if (head === undefined) {
@@ -130,6 +130,40 @@ export async function readBody(
   if (head !== undefined) return { kind: "too_long", head, tail, length };
   return { kind: "line", bytes: join(chunks, length) };
 }
+
+/** Reads under this size are gathered into blocks of this size. */
+const SMALL_READ_BYTES = 4096;
+const BLOCK_BYTES = 16_384;
+
+/**
+ * Appends the bytes of one read to `chunks`, so that the memory they hold
+ * stays near their length. A read is a view of a larger buffer of Deno's (64
+ * KiB): kept as it is, a client that sends a byte at a time would hold 64 KiB
+ * per byte, past the budget, which counts bytes. A small read is copied into
+ * the last block (a block holds its free room at the end), a larger one
+ * that shares a buffer twice its size is copied.
+ */
+export function keep(chunks: Uint8Array[], chunk: Uint8Array): void {
+  if (chunk.length >= SMALL_READ_BYTES) {
+    chunks.push(chunk.byteLength * 2 < chunk.buffer.byteLength ? chunk.slice() : chunk);
+    return;
+  }
+  const last = chunks.at(-1);
+  if (last && OWN_BLOCKS.has(last.buffer) && BLOCK_BYTES - last.length >= chunk.length) {
+    const grown = new Uint8Array(last.buffer, 0, last.length + chunk.length);
+    grown.set(chunk, last.length);
+    chunks[chunks.length - 1] = grown;
+    return;
+  }
+  const buffer = new ArrayBuffer(BLOCK_BYTES);
+  OWN_BLOCKS.add(buffer);
+  const block = new Uint8Array(buffer, 0, chunk.length);
+  block.set(chunk);
+  chunks.push(block);
+}
+
+/** The blocks of {@linkcode keep}: only those grow (a read's buffer is Deno's). */
+const OWN_BLOCKS = new WeakSet<ArrayBufferLike>();
 
 /** The bytes of `chunks` (of `length` bytes in all), and `more` after them. */
 function join(chunks: readonly Uint8Array[], length: number, more?: Uint8Array): Uint8Array {

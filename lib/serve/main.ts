@@ -24,6 +24,7 @@ import { SharedUpstream } from "../upstream/shared_upstream.ts";
 import { VSCODE_PROFILE } from "../vscode/profile.ts";
 import { type Endpoint, HttpFace } from "./face.ts";
 import { tokenDigest } from "./guard.ts";
+import { Listener } from "./listener.ts";
 import type { ServeCommand, ServedUpstream } from "./serve_command.ts";
 
 const PROFILE = VSCODE_PROFILE;
@@ -103,13 +104,14 @@ export async function runServe(command: ServeCommand, io: ServeIo): Promise<numb
   const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGTERM", "SIGINT"];
   for (const signal of signals) Deno.addSignalListener(signal, onSignal);
   io.signal?.addEventListener("abort", onSignal, { once: true });
-  let server: Deno.HttpServer;
+  let server: Listener;
   try {
-    server = Deno.serve({
+    server = new Listener({
       hostname: command.host,
       port: command.port,
-      onListen: () => {},
-    }, face.handle);
+      handler: face.handle,
+      log,
+    });
   } catch (error) {
     for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
     const why = error instanceof Deno.errors.AddrInUse
@@ -120,14 +122,18 @@ export async function runServe(command: ServeCommand, io: ServeIo): Promise<numb
     log.error(`cannot listen on ${urlHost(command.host)}:${command.port}: ${why}`);
     return 1;
   }
-  port = (server.addr as Deno.NetAddr).port;
+  port = server.port;
   const paths = command.upstreams.map((upstream) => upstream.path).join(", ");
   log.info(`listening on http://${urlHost(command.host)}:${port} (${paths})`);
   io.onListen?.(port);
   if (!stop.signal.aborted) {
-    await new Promise<void>((resolve) =>
-      stop.signal.addEventListener("abort", () => resolve(), { once: true })
-    );
+    // An end of the accept loop for another reason than descriptors is not hidden: it throws.
+    await Promise.race([
+      server.failed,
+      new Promise<void>((resolve) =>
+        stop.signal.addEventListener("abort", () => resolve(), { once: true })
+      ),
+    ]);
   }
   log.info(`stopping: the requests in flight get ${command.shutdownGraceMs / 1000} s`);
   face.stop();

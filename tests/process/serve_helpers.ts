@@ -8,7 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { DENO, programCommand, ROOT } from "./helpers.ts";
+import { bridgeEnv, DENO, programArgs, programCommand, ROOT } from "./helpers.ts";
 
 /** The upstream fixture of the serve tests (`tests/fixtures/conformance_upstream.ts`). */
 export const CONFORMANCE_UPSTREAM = [
@@ -39,11 +39,32 @@ export class ServeProcess implements AsyncDisposable {
 
   /**
    * Starts `serve` with `argv` (after `serve`; `--port 0` is added unless it
-   * is there) and waits for its line `listening on ...`.
+   * is there) and waits for its line `listening on ...`. With `fdLimit`, a
+   * shell runs it under `ulimit -n fdLimit`.
    */
-  static async start(argv: string[], env?: Record<string, string>): Promise<ServeProcess> {
+  static async start(
+    argv: string[],
+    env?: Record<string, string>,
+    fdLimit?: number,
+  ): Promise<ServeProcess> {
     const args = argv.includes("--port") ? argv : ["--port", "0", ...argv];
-    const child = programCommand(["serve", ...args], env).spawn();
+    const child = fdLimit === undefined
+      ? programCommand(["serve", ...args], env).spawn()
+      : new Deno.Command("sh", {
+        args: [
+          "-c",
+          `ulimit -n ${fdLimit} && exec "$@"`,
+          "sh",
+          DENO,
+          ...programArgs(["serve", ...args]),
+        ],
+        cwd: ROOT,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        env: bridgeEnv(env),
+        clearEnv: true,
+      }).spawn();
     void child.stdout.cancel();
     const reader = child.stderr.getReader();
     let text = "";

@@ -109,6 +109,7 @@ export async function runServe(command: ServeCommand, io: ServeIo): Promise<numb
       hostname: command.host,
       port: command.port,
       onListen: () => {},
+      onError: face.onError,
     }, face.handle);
   } catch (error) {
     for (const signal of signals) Deno.removeSignalListener(signal, onSignal);

@@ -52,6 +52,8 @@ export interface FaceOptions {
   readonly guard: () => GuardSettings;
   readonly maxSessions: number;
   readonly sessionIdleMs: number;
+  /** The time a session has for `notifications/initialized` (`INIT_TIMEOUT_MS` by default). */
+  readonly initTimeoutMs?: number;
   readonly replica?: string | undefined;
   /** The process's own lines. */
   readonly log: Logger;
@@ -261,6 +263,7 @@ export class HttpFace {
       label,
       settings: endpoint.settings(log),
       idleMs: this.#o.sessionIdleMs,
+      ...(this.#o.initTimeoutMs !== undefined && { initTimeoutMs: this.#o.initTimeoutMs }),
       ...(this.#o.keepAliveMs !== undefined && { keepAliveMs: this.#o.keepAliveMs }),
       onEnd: (ended) => {
         if (this.#sessions.get(ended.id)?.session === ended) this.#sessions.delete(ended.id);

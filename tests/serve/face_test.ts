@@ -455,3 +455,36 @@ Deno.test("serve face: Deno.serve gives its error handler the cut of a stream, w
     "[t] warn: a response failed: TypeError",
   ]);
 });
+
+Deno.test("serve face: a session whose client only sent initialize ends after the initialization limit and frees its place; an initialized one stays", async () => {
+  await using t = new FaceHarness({ face: { maxSessions: 2, initTimeoutMs: 150 } });
+  const { session: normal } = await t.initialize();
+  const response = await t.post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: INIT_PARAMS,
+  });
+  const lazy = response.headers.get("mcp-session-id")!;
+  await messagesOf(response);
+  strictEqual(t.face.size, 2);
+  const third = await t.post({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT_PARAMS });
+  strictEqual(third.status, 503, "every place is taken");
+  await third.body?.cancel();
+  await waitFor("the end of the session", () => t.face.size === 1, { timeoutMs: 5_000 });
+  const late = await t.post({ jsonrpc: "2.0", method: "notifications/initialized" }, lazy);
+  strictEqual(late.status, 404);
+  await late.body?.cancel();
+  ok(
+    t.lines.some((l) => l.includes("did not complete its initialization in time")),
+    t.lines.join(""),
+  );
+  // The place is free again, and the initialized session still answers.
+  const { session: next } = await t.initialize();
+  ok(next !== lazy);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const ping = await t.post({ jsonrpc: "2.0", id: 2, method: "ping" }, normal);
+  strictEqual(ping.status, 200);
+  deepStrictEqual((await messagesOf(ping))[0]?.result, {});
+  strictEqual(t.face.size, 2);
+});

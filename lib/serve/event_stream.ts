@@ -31,6 +31,17 @@ const EVENT_END = enc.encode("\n\n");
 const KEEP_ALIVE = enc.encode(": keep-alive\n\n");
 const LF = 0x0a;
 
+/**
+ * The error that ends the body of a stream that was cut: `serve`'s error
+ * handler knows it (the stream logged its own line) and prints no stack.
+ */
+export class StreamCut extends Error {
+  override name = "StreamCut";
+  constructor() {
+    super("the client reads nothing");
+  }
+}
+
 /** Options of an {@linkcode EventStream}. */
 export interface EventStreamOptions {
   /**
@@ -143,7 +154,7 @@ export class EventStream {
     this.#pulled?.resolve();
     if (why !== "gone") {
       try {
-        if (why === "cut") this.#controller.error(new Error("the client reads nothing"));
+        if (why === "cut") this.#controller.error(new StreamCut());
         else this.#controller.close();
       } catch {
         // The body was canceled meanwhile.

@@ -17,6 +17,7 @@ import type { Limits } from "../settings/limits.ts";
 import type { Profile } from "../settings/profile.ts";
 import { BODY_TIMEOUT_MS, BodyBudget, readBody } from "./body.ts";
 import { checkRequest, type GuardSettings } from "./guard.ts";
+import { StreamCut } from "./event_stream.ts";
 import { httpError } from "./http_errors.ts";
 import { ServeSession } from "./session.ts";
 import { newSessionId } from "./session_id.ts";
@@ -51,6 +52,8 @@ export interface FaceOptions {
   readonly guard: () => GuardSettings;
   readonly maxSessions: number;
   readonly sessionIdleMs: number;
+  /** The time a session has for `notifications/initialized` (`INIT_TIMEOUT_MS` by default). */
+  readonly initTimeoutMs?: number;
   readonly replica?: string | undefined;
   /** The process's own lines. */
   readonly log: Logger;
@@ -134,6 +137,20 @@ export class HttpFace {
       : httpError("unauthorized", { "www-authenticate": 'Bearer realm="mcp"' });
     for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
     return response;
+  };
+
+  /**
+   * The error handler of `Deno.serve`: an error of the handler, or of the
+   * body of a response (a stream that was cut ends with a
+   * {@linkcode StreamCut}, whose line it logged already). One line and no
+   * stack on stderr, where `Deno.serve` would print the error with its stack.
+   */
+  readonly onError = (error: unknown): Response => {
+    if (!(error instanceof StreamCut)) {
+      const name = error instanceof Error ? error.name : typeof error;
+      this.#o.log.warn(`a response failed: ${name}`);
+    }
+    return new Response(null, { status: 500 });
   };
 
   async #route(request: Request, endpoint: Endpoint, cors: Record<string, string>) {
@@ -246,6 +263,7 @@ export class HttpFace {
       label,
       settings: endpoint.settings(log),
       idleMs: this.#o.sessionIdleMs,
+      ...(this.#o.initTimeoutMs !== undefined && { initTimeoutMs: this.#o.initTimeoutMs }),
       ...(this.#o.keepAliveMs !== undefined && { keepAliveMs: this.#o.keepAliveMs }),
       onEnd: (ended) => {
         if (this.#sessions.get(ended.id)?.session === ended) this.#sessions.delete(ended.id);

@@ -11,8 +11,11 @@
  *   (a cancellation).
  * - Any other message (list changes, resource updates, a log message of no
  *   known request, the requests of an older upstream server) goes on the
- *   session's GET stream; while none is open, it waits in a bounded queue
- *   ({@linkcode MAX_WAITING}). A message of a request whose POST has gone
+ *   session's GET stream; while none is open, it waits in a queue bounded
+ *   in count ({@linkcode MAX_WAITING}) and in bytes (the backlog limit of a
+ *   stream): past either, the oldest go, with one debug line for each run
+ *   of drops. A new GET stream gets them under its back pressure, never more
+ *   than its client reads, so that the backlog never cuts it. A message of a request whose POST has gone
  *   (the client dropped the connection) goes there too, its response
  *   excepted: that one has no place left and is dropped with a debug line.
  *
@@ -29,6 +32,15 @@ import { EventStream } from "./event_stream.ts";
 
 /** Messages of no request that wait for a GET stream, at most. */
 export const MAX_WAITING = 1_000;
+
+/** The text of a message that waits: its size (as the stream's writer counts it). */
+function textBytes(message: Message): number {
+  try {
+    return (JSON.stringify(message)?.length ?? 0) + 1;
+  } catch {
+    return 1; // the writer drops it
+  }
+}
 
 /** The backlog of one stream above which its client counts as gone (it reads nothing). */
 export const STREAM_MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
@@ -70,7 +82,13 @@ export class HttpChannel implements ClientChannel {
   readonly #o: HttpChannelOptions;
   readonly #posts = new Map<string, Post>();
   #get: EventStream | undefined;
-  #waiting: Message[] = [];
+  /** Messages of no request that wait for the GET stream (or for its client to read). */
+  #waiting: { message: Message; bytes: number }[] = [];
+  #waitingBytes = 0;
+  /** The messages dropped from {@linkcode #waiting} since the last line about them. */
+  #dropped = 0;
+  /** The queue goes into the GET stream, as fast as its client reads. */
+  #pumping = false;
   #closed = false;
 
   constructor(options: HttpChannelOptions) {
@@ -134,7 +152,8 @@ export class HttpChannel implements ClientChannel {
     });
     this.#get = stream;
     void old?.close();
-    for (const message of this.#waiting.splice(0)) stream.send(message);
+    this.#reportDropped();
+    void this.#pump();
     return stream;
   }
 
@@ -195,15 +214,63 @@ export class HttpChannel implements ClientChannel {
   }
 
   #unrelated(message: Message): void {
-    if (this.#get?.open) {
+    if (this.#get?.open && this.#waiting.length === 0) {
       this.#get.send(message);
       return;
     }
-    if (this.#waiting.length >= MAX_WAITING) {
-      this.#waiting.shift();
-      this.#o.log.debug("dropped a message that waited for the GET stream: too many wait");
+    const bytes = textBytes(message);
+    const max = this.#maxBytes;
+    this.#waiting.push({ message, bytes });
+    this.#waitingBytes += bytes;
+    // The newest stays, even alone above the bound (a stream takes it: the line limit is lower).
+    while (
+      this.#waiting.length > 1 &&
+      (this.#waiting.length > MAX_WAITING || this.#waitingBytes > max)
+    ) {
+      this.#waitingBytes -= this.#waiting.shift()!.bytes;
+      this.#dropped++;
     }
-    this.#waiting.push(message);
+    if (this.#get?.open) void this.#pump();
+  }
+
+  get #maxBytes(): number {
+    return this.#o.maxBacklogBytes ?? STREAM_MAX_BACKLOG_BYTES;
+  }
+
+  /** One line for the messages dropped since the last one. */
+  #reportDropped(): void {
+    if (this.#dropped === 0) return;
+    const n = this.#dropped;
+    this.#dropped = 0;
+    this.#o.log.debug(
+      `dropped the ${n} oldest message${n === 1 ? "" : "s"} that waited for the GET stream: ` +
+        `more than ${MAX_WAITING} messages or ${this.#maxBytes} bytes waited`,
+    );
+  }
+
+  /**
+   * Moves the waiting messages into the GET stream while its client takes
+   * them: a backlog that waited for it never cuts it. What its end leaves
+   * waits for the next GET stream.
+   */
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#waiting.length > 0 && this.#get?.open && !this.#closed) {
+        const hold = this.#get.hold();
+        if (hold) {
+          await hold;
+          continue;
+        }
+        const next = this.#waiting.shift()!;
+        this.#waitingBytes -= next.bytes;
+        this.#get.send(next.message);
+      }
+    } finally {
+      this.#pumping = false;
+    }
+    this.#reportDropped();
   }
 
   #stream(onGone: () => void): EventStream {
@@ -233,7 +300,9 @@ export class HttpChannel implements ClientChannel {
   /** Sends what every stream holds, then ends them; later messages are dropped. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#reportDropped();
     this.#waiting = [];
+    this.#waitingBytes = 0;
     const streams = [this.#get, ...[...this.#posts.values()].map((post) => post.stream)];
     this.#posts.clear();
     await Promise.allSettled(streams.map((stream) => stream?.close()));

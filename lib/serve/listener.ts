@@ -29,6 +29,8 @@ export interface ListenerOptions {
   readonly hostname: string;
   readonly port: number;
   readonly handler: Deno.ServeHandler<Deno.NetAddr>;
+  /** What a response whose handler or body failed gets (Deno's default prints a stack). */
+  readonly onError?: (error: unknown) => Response | Promise<Response>;
   readonly log: Logger;
   /** Waits before it listens again (tests). */
   readonly relistenDelayMs?: number;
@@ -70,6 +72,7 @@ export class Listener {
       hostname: this.#options.hostname,
       port,
       onListen: () => {},
+      ...(this.#options.onError && { onError: this.#options.onError }),
     }, this.#options.handler);
     server.finished.catch((error: unknown) => this.#ended(error));
     this.#servers.push(server);

@@ -110,6 +110,7 @@ export async function runServe(command: ServeCommand, io: ServeIo): Promise<numb
       hostname: command.host,
       port: command.port,
       handler: face.handle,
+      onError: face.onError,
       log,
     });
   } catch (error) {

@@ -25,6 +25,14 @@ const SSE_HEADERS = {
   "x-accel-buffering": "no",
 };
 
+/**
+ * How long a session may take to complete its initialization (its client's
+ * `notifications/initialized`) before it ends as an idle one: a client that
+ * only sends initialize must not hold one of `--max-sessions` for the idle
+ * limit.
+ */
+export const INIT_TIMEOUT_MS = 30_000;
+
 /** Options of a {@linkcode ServeSession}. */
 export interface SessionOptions {
   /** Its `Mcp-Session-Id`: a secret of its client, never logged. */
@@ -35,6 +43,8 @@ export interface SessionOptions {
   readonly settings: FrontendSettings;
   /** How long the session may have no stream and no request in flight. */
   readonly idleMs: number;
+  /** {@linkcode INIT_TIMEOUT_MS} by default (tests pass a short one). */
+  readonly initTimeoutMs?: number;
   /** Called once when the session has ended. */
   readonly onEnd: (session: ServeSession) => void;
   /** The keep-alive of its streams (tests pass a short one). */
@@ -62,6 +72,9 @@ export class ServeSession {
   readonly #wakers = new Set<() => void>();
   #refusing = false;
   #idle: ReturnType<typeof setTimeout> | undefined;
+  /** From the answer of initialize until its client sent `notifications/initialized`. */
+  #init: ReturnType<typeof setTimeout> | undefined;
+  #initialized = false;
   #ending: Promise<void> | undefined;
 
   constructor(options: SessionOptions) {
@@ -138,6 +151,13 @@ export class ServeSession {
       return httpError("not_accepted", headers);
     }
     if (inbound.kind !== "request") {
+      if (
+        inbound.kind === "notification" && inbound.method === "notifications/initialized" &&
+        this.#frontend.state !== "awaiting_initialize" && this.#frontend.state !== "initializing"
+      ) {
+        this.#initialized = true;
+        clearTimeout(this.#init);
+      }
       this.#accept(inbound);
       return new Response(null, { status: 202, headers });
     }
@@ -179,12 +199,23 @@ export class ServeSession {
    * (the client starts a new one); one still in flight lost its client,
    * which went away before the answer and never learns the session's id:
    * the session ends at once (its start is canceled) instead of holding the
-   * upstream until the idle limit.
+   * upstream until the idle limit. One that succeeded gives its client
+   * {@linkcode INIT_TIMEOUT_MS} to send `notifications/initialized`, else
+   * the session ends: sessions that only sent initialize would hold every
+   * place of `--max-sessions` for the idle limit.
    */
   #afterInitialize(method: string): void {
     if (method !== "initialize") return;
     const state = this.#frontend.state;
-    if (state === "awaiting_initialize") {
+    if (state !== "awaiting_initialize" && state !== "initializing") {
+      if (this.#initialized || this.#ending) return;
+      clearTimeout(this.#init);
+      this.#init = setTimeout(() => {
+        if (this.#initialized) return;
+        this.#log.info("the session ends: its client did not complete its initialization in time");
+        void this.end();
+      }, this.#o.initTimeoutMs ?? INIT_TIMEOUT_MS);
+    } else if (state === "awaiting_initialize") {
       this.#log.info("initialize failed: the session ends");
       void this.end();
     } else if (state === "initializing") {
@@ -207,6 +238,7 @@ export class ServeSession {
   end(): Promise<void> {
     this.#ending ??= (async () => {
       clearTimeout(this.#idle);
+      clearTimeout(this.#init);
       await this.#frontend.shutdown();
       this.#o.onEnd(this);
     })();

@@ -11,6 +11,7 @@ import { tokenDigest } from "../../lib/serve/guard.ts";
 import { UpstreamFailure } from "../../lib/upstream/failure.ts";
 import { waitFor, within } from "../wait.ts";
 import { readEvents } from "../../lib/http/sse.ts";
+import { EventStream, StreamCut } from "../../lib/serve/event_stream.ts";
 import { BASE, FaceHarness, INIT_PARAMS, messagesOf, PORT, postHeaders } from "./face_harness.ts";
 
 type Obj = Record<string, unknown>;
@@ -424,4 +425,66 @@ Deno.test("serve face: a second GET stream takes the place of the first, which e
   );
   await events.return(undefined);
   strictEqual(new URL(BASE).port, String(PORT));
+});
+
+Deno.test("serve face: Deno.serve gives its error handler the cut of a stream, which logs one line and no stack", async () => {
+  await using t = new FaceHarness();
+  const seen: unknown[] = [];
+  const stream = new EventStream({ maxBacklogBytes: 1024 });
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen: () => {},
+    onError: (error) => {
+      seen.push(error);
+      return t.face.onError(error);
+    },
+  }, () => new Response(stream.body, { headers: { "content-type": "text/event-stream" } }));
+  try {
+    const response = await fetch(`http://127.0.0.1:${server.addr.port}/`);
+    stream.send({ jsonrpc: "2.0", method: "m", params: { pad: "y".repeat(4096) } });
+    await response.body?.cancel().catch(() => {});
+    await waitFor("the error handler", () => seen.length > 0);
+  } finally {
+    await server.shutdown();
+  }
+  ok(seen[0] instanceof StreamCut, String(seen[0]));
+  const before = t.lines.length;
+  strictEqual((t.face.onError(new TypeError("boom")) as Response).status, 500);
+  deepStrictEqual(t.lines.slice(before).map((l) => l.trimEnd()), [
+    "[t] warn: a response failed: TypeError",
+  ]);
+});
+
+Deno.test("serve face: a session whose client only sent initialize ends after the initialization limit and frees its place; an initialized one stays", async () => {
+  await using t = new FaceHarness({ face: { maxSessions: 2, initTimeoutMs: 150 } });
+  const { session: normal } = await t.initialize();
+  const response = await t.post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: INIT_PARAMS,
+  });
+  const lazy = response.headers.get("mcp-session-id")!;
+  await messagesOf(response);
+  strictEqual(t.face.size, 2);
+  const third = await t.post({ jsonrpc: "2.0", id: 1, method: "initialize", params: INIT_PARAMS });
+  strictEqual(third.status, 503, "every place is taken");
+  await third.body?.cancel();
+  await waitFor("the end of the session", () => t.face.size === 1, { timeoutMs: 5_000 });
+  const late = await t.post({ jsonrpc: "2.0", method: "notifications/initialized" }, lazy);
+  strictEqual(late.status, 404);
+  await late.body?.cancel();
+  ok(
+    t.lines.some((l) => l.includes("did not complete its initialization in time")),
+    t.lines.join(""),
+  );
+  // The place is free again, and the initialized session still answers.
+  const { session: next } = await t.initialize();
+  ok(next !== lazy);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const ping = await t.post({ jsonrpc: "2.0", id: 2, method: "ping" }, normal);
+  strictEqual(ping.status, 200);
+  deepStrictEqual((await messagesOf(ping))[0]?.result, {});
+  strictEqual(t.face.size, 2);
 });

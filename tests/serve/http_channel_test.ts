@@ -88,7 +88,45 @@ Deno.test("http channel: at most MAX_WAITING messages wait for a GET stream; the
   const got = await reading;
   strictEqual(got.length, MAX_WAITING);
   deepStrictEqual(got[0].params.n, 5);
-  ok(lines.some((l) => l.includes("too many wait")));
+  ok(lines.some((l) => l.includes("dropped the 5 oldest messages")), lines.join(""));
+});
+
+Deno.test("http channel: the messages that wait for a GET stream are bounded in bytes too; a new GET stream gets them as its client reads, and is not cut", async () => {
+  const { channel: ch, lines } = channel();
+  const log = (n: number): Message => ({
+    jsonrpc: "2.0",
+    method: "notifications/message",
+    params: { level: "info", data: { n, pad: "x".repeat(1_000_000) } },
+  });
+  // 40 MB for no GET stream: the newest 16 (16 MiB) wait, the 24 oldest go with one line.
+  for (let n = 0; n < 40; n++) ch.send(log(n));
+  strictEqual(
+    lines.filter((l) => l.includes("dropped")).length,
+    0,
+    "the line comes at the end of the run",
+  );
+  const get = ch.openGet();
+  const drops = lines.filter((l) => l.includes("dropped"));
+  strictEqual(drops.length, 1, lines.join(""));
+  ok(drops[0]!.includes("dropped the 24 oldest messages"), drops[0]);
+  // Its client reads nothing for a while, and more comes meanwhile: it waits, bounded.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  ok(get.open, "not cut");
+  for (let n = 40; n < 45; n++) ch.send(log(n));
+  const got: number[] = [];
+  for await (const event of readEvents(get.body, 1 << 26)) {
+    got.push(JSON.parse(dec.decode(event.data)).params.data.n);
+    if (got.at(-1) === 44) break;
+  }
+  ok(got.length >= 16, `${got}`);
+  deepStrictEqual(got, got.toSorted((a, b) => a - b));
+  deepStrictEqual(got.slice(-5), [40, 41, 42, 43, 44]);
+  // Each message is either received or counted on a line of drops.
+  const dropped = lines.flatMap((l) => [...l.matchAll(/dropped the (\d+) oldest/g)])
+    .reduce((sum, m) => sum + Number(m[1]), 0);
+  strictEqual(dropped + got.length, 45, lines.join(""));
+  ok(!lines.some((l) => l.includes("cut a stream")), lines.join(""));
+  await ch.close();
 });
 
 Deno.test("event stream: every message is one event, a large one and one with line separators too", async () => {

@@ -17,10 +17,10 @@
  *   own until its body ends (`http1_slots.ts`), and an idle one is dropped
  *   after the limit `http_pool_idle_ms` (1.5 s): below the keep-alive time of
  *   the servers that close soonest, so that the bridge does not send a
- *   request on a connection at the moment its server closes it (the request would fail
- *   before any byte of a response, as after a crash of a server that ran
- *   it: it is not sent again, where a fresh connection would have carried
- *   it). Every body goes as a stream over HTTP/1.1, and the policy's one
+ *   request on a connection at the moment its server closes it (the request
+ *   would fail before any byte of a response, as after a crash of a server
+ *   that ran it: it is not sent again, where a fresh connection would have
+ *   carried it). Every body goes as a stream over HTTP/1.1, and the policy's one
  *   resend takes a connection of its own: fetch's resend, or the pool, could
  *   give it another connection that its server is closing (a reload of
  *   nginx closes every idle one).

@@ -15,7 +15,6 @@ import { decodeUpstream } from "../upstream/decode.ts";
 import { UpstreamFailure } from "../upstream/failure.ts";
 import { ERROR_BODY_BYTES, errorMessageOf } from "../upstream/http_response.ts";
 
-
 /**
  * The first bytes of the body of a response that is not OK, the rest of it
  * cancelled: none for an SSE body, one over the bound, or one that the

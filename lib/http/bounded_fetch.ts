@@ -77,7 +77,9 @@ export function mediaTypeOf(header: string | null): string {
 }
 
 /** The JSON-RPC request in the body of a POST (the SDK's transport sends one a POST), or undefined. */
-function requestOf(body: unknown): (JsonObject & { id: RequestId; method: string }) | undefined {
+export function requestOf(
+  body: unknown,
+): (JsonObject & { id: RequestId; method: string }) | undefined {
   if (typeof body !== "string") return undefined;
   try {
     const message = JSON.parse(body);

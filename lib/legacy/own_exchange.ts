@@ -14,26 +14,12 @@
  * @module
  */
 
-import { idKey, isForeignResponse, isObject, isRequestId } from "../jsonrpc/message.ts";
-import { mediaTypeOf } from "../http/bounded_fetch.ts";
+import { idKey, isForeignResponse, isObject } from "../jsonrpc/message.ts";
+import { mediaTypeOf, requestOf } from "../http/bounded_fetch.ts";
 
 /** The debug line of a dropped response. */
 export const FOREIGN_RESPONSE =
   "dropped a response in the body of a POST that is not the response of its request";
-
-/** The key of the request id of a POST body, or undefined for a notification or an answer. */
-function requestKeyOf(body: BodyInit | null | undefined): string | undefined {
-  if (typeof body !== "string") return undefined;
-  try {
-    const message: unknown = JSON.parse(body);
-    if (isObject(message) && typeof message.method === "string" && isRequestId(message.id)) {
-      return idKey(message.id);
-    }
-  } catch {
-    // not JSON: no request
-  }
-  return undefined;
-}
 
 /** True for a response: a result or an error, no method. */
 function isResponse(message: unknown): message is Record<string, unknown> {
@@ -160,7 +146,8 @@ export function ownExchangeFetch(
   return async (input, init) => {
     const response = await fetchFn(input, init);
     if (init?.method !== "POST" || !response.ok || !response.body) return response;
-    const own = requestKeyOf(init.body);
+    const request = requestOf(init.body);
+    const own = request && idKey(request.id);
     const type = mediaTypeOf(response.headers.get("content-type"));
     const drop = () => debug(FOREIGN_RESPONSE);
     if (type === "application/json") return filterJson(response, own, drop);

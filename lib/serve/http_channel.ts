@@ -15,9 +15,10 @@
  *   in count ({@linkcode MAX_WAITING}) and in bytes (the backlog limit of a
  *   stream): past either, the oldest go, with one debug line for each run
  *   of drops. A new GET stream gets them under its back pressure, never more
- *   than its client reads, so that the backlog never cuts it. A message of a request whose POST has gone
- *   (the client dropped the connection) goes there too, its response
- *   excepted: that one has no place left and is dropped with a debug line.
+ *   than its client reads, so that the backlog never cuts it. A message of a
+ *   request whose POST has gone (the client dropped the connection) goes
+ *   there too, its response excepted: that one has no place left and is
+ *   dropped with a debug line.
  *
  * Nothing of one session reaches another: each session has a channel of its
  * own, and a message only goes to this channel's streams.

@@ -30,15 +30,13 @@ async function rest(bridge: BridgeProcess): Promise<Json[]> {
   return [...bridge.queued] as Json[];
 }
 
+/** The bridge with `--protocol auto` in front of `upstream`, its log at debug (the dropped lines). */
+function autoBridge(...upstream: string[]): BridgeProcess {
+  return new BridgeProcess(["--protocol", "auto", "--log-level", "debug", ...upstream]);
+}
+
 Deno.test("auto over stdio: a response to an id never sent, one sent twice and one with the id of the other type are dropped; each call gets its one real response", async () => {
-  await using bridge = new BridgeProcess([
-    "--protocol",
-    "auto",
-    "--log-level",
-    "debug",
-    "--",
-    ...LYING,
-  ]);
+  await using bridge = autoBridge("--", ...LYING);
   await bridge.initialize({}, true);
   const got: Json[] = [];
   for (const [id, name] of [[1, "stranger"], ["2", "twice"], ["1", "flip"], [2, "flip"]] as const) {
@@ -54,14 +52,7 @@ Deno.test("auto over stdio: a response to an id never sent, one sent twice and o
 });
 
 Deno.test("auto over stdio: a request of the server under the id of a call in flight reaches the client under a b- id; the call gets its one response", async () => {
-  await using bridge = new BridgeProcess([
-    "--protocol",
-    "auto",
-    "--log-level",
-    "debug",
-    "--",
-    ...LYING,
-  ]);
+  await using bridge = autoBridge("--", ...LYING);
   await bridge.initialize({}, true);
   for (const id of [1, "b-1"]) {
     await bridge.request(id, "tools/call", { name: "collide", arguments: {} });
@@ -141,13 +132,7 @@ const result = (id: unknown, words: string) => ({
 Deno.test("auto over HTTP: a response to an id never sent, one sent twice and one with the id of the other type are dropped; each call gets its one real response", async () => {
   const { upstream } = holdingServer(new Map());
   await using _ = upstream;
-  await using bridge = new BridgeProcess([
-    "--protocol",
-    "auto",
-    "--log-level",
-    "debug",
-    upstream.url,
-  ]);
+  await using bridge = autoBridge(upstream.url);
   await bridge.initialize({}, true);
   const got: Json[] = [];
   for (const [id, name] of [[1, "stranger"], ["2", "twice"], ["1", "flip"], [2, "flip"]] as const) {
@@ -164,13 +149,7 @@ Deno.test("auto over HTTP: a response to an id never sent, one sent twice and on
 Deno.test("auto over HTTP: the response of B on the stream of A is dropped; B gets its own, A a transport_failed when its stream ends without its response", async () => {
   const { upstream, held } = holdingServer(new Map());
   await using _ = upstream;
-  await using bridge = new BridgeProcess([
-    "--protocol",
-    "auto",
-    "--log-level",
-    "debug",
-    upstream.url,
-  ]);
+  await using bridge = autoBridge(upstream.url);
   await bridge.initialize({}, true);
   await bridge.request("A", "tools/call", { name: "a", arguments: {} });
   await bridge.request("B", "tools/call", { name: "b", arguments: {} });
@@ -194,13 +173,7 @@ Deno.test("auto over HTTP: the response of B on the stream of A is dropped; B ge
 Deno.test("auto over HTTP: the response of B in the JSON body of A is dropped; A gets invalid_response at once, B its own", async () => {
   const { upstream, held } = holdingServer(new Map());
   await using _ = upstream;
-  await using bridge = new BridgeProcess([
-    "--protocol",
-    "auto",
-    "--log-level",
-    "debug",
-    upstream.url,
-  ]);
+  await using bridge = autoBridge(upstream.url);
   await bridge.initialize({}, true);
   await bridge.request("B", "tools/call", { name: "b", arguments: {} });
   const b = await until(() => held.get("b"));
@@ -219,13 +192,7 @@ Deno.test("auto over HTTP: the response of B in the JSON body of A is dropped; A
 Deno.test("auto over HTTP: a response on the GET stream is dropped (2025-11-25 sends none there); the call gets the one of its POST", async () => {
   const { upstream, held } = holdingServer(new Map());
   await using _ = upstream;
-  await using bridge = new BridgeProcess([
-    "--protocol",
-    "auto",
-    "--log-level",
-    "debug",
-    upstream.url,
-  ]);
+  await using bridge = autoBridge(upstream.url);
   await bridge.initialize({}, true);
   await until(() => upstream.streams() > 0 || undefined);
   await bridge.request("G", "tools/call", { name: "g", arguments: {} });
@@ -243,13 +210,7 @@ Deno.test("auto over HTTP: a request of the server under the id of the call in f
   const answers = new Map<string, () => void>();
   const { upstream, held } = holdingServer(answers);
   await using _ = upstream;
-  await using bridge = new BridgeProcess([
-    "--protocol",
-    "auto",
-    "--log-level",
-    "debug",
-    upstream.url,
-  ]);
+  await using bridge = autoBridge(upstream.url);
   await bridge.initialize({}, true);
   await bridge.request(1, "tools/call", { name: "c", arguments: {} });
   const c = await until(() => held.get("c"));
